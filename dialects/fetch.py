@@ -1,0 +1,831 @@
+"""The ``fetch`` dialect: the Fetch Unit and the Fetch Adapter.
+
+Types: ``!fetch.stream<ctx, [time], [packet], elem>``.
+Ops: ``fetch.fetch`` (a sequencer read of a DM memref), the three adapter
+stages ``fetch.table_lookup``, ``fetch.cast``, ``fetch.zp_sub``, and the two
+target-independent requests ``fetch.convert`` and ``fetch.dequant`` that the
+passes lower.
+
+Every verifier rule of ``ir.md`` §3 is an op verifier here (rule 3 lives in
+the consumers, see :mod:`fetchc.dialects.rngd`).  Each op checks its rules in
+the spec's order and reports only the first one it breaks.
+
+Spec: ir.md §1-3, hardware.md §2-3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+    TypeAttribute,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from fetchc import target
+from fetchc.diagnostics import OpError
+
+# ---------------------------------------------------------------------------
+# !fetch.stream
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class StreamType(ParametrizedAttribute, TypeAttribute):
+    """``!fetch.stream<ctx, [time], [packet], elem>``: a packet stream in a
+    Fetch Unit.  ``ctx`` is ``main`` or ``sub``; ``time`` and ``packet`` are
+    shapes in elements (time dims outermost, packet dims innermost); ``elem``
+    the element type.  Spec: ir.md §1."""
+
+    name = "fetch.stream"
+
+    context: StringAttr
+    time_shape: ArrayAttr[IntAttr]
+    packet_shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def __init__(self, context: str, time_shape: Sequence[int], packet_shape: Sequence[int], element_type: Attribute):
+        super().__init__(
+            StringAttr(context),
+            ArrayAttr([IntAttr(d) for d in time_shape]),
+            ArrayAttr([IntAttr(d) for d in packet_shape]),
+            element_type,
+        )
+
+    @property
+    def ctx(self) -> str:
+        return self.context.data
+
+    @property
+    def time(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.time_shape.data)
+
+    @property
+    def packet(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.packet_shape.data)
+
+    @property
+    def elem(self) -> target.ElementType | None:
+        return target.element_type(self.element_type)
+
+    def with_element(self, element_type: Attribute) -> "StreamType":
+        return StreamType(self.ctx, self.time, self.packet, element_type)
+
+    def with_shape(self, time: Sequence[int], packet: Sequence[int]) -> "StreamType":
+        return StreamType(self.ctx, time, packet, self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def shape() -> ArrayAttr[IntAttr]:
+            dims = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: IntAttr(parser.parse_integer(allow_boolean=False))
+            )
+            return ArrayAttr(dims)
+
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            ctx = parser.parse_identifier()
+            if ctx not in target.CONTEXTS:
+                parser.raise_error(f"stream context must be 'main' or 'sub', not '{ctx}'", pos, parser.pos)
+            parser.parse_punctuation(",")
+            time = shape()
+            parser.parse_punctuation(",")
+            packet = shape()
+            parser.parse_punctuation(",")
+            elem = parser.parse_type()
+        return (StringAttr(ctx), time, packet, elem)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], ")
+            printer.print_attribute(self.element_type)
+
+    def verify(self) -> None:
+        if self.ctx not in target.CONTEXTS:
+            raise VerifyException(f"stream context must be 'main' or 'sub', not '{self.ctx}'")
+        if not self.packet:
+            raise VerifyException("a stream's packet shape needs at least one dimension")
+        for d in self.time + self.packet:
+            if d < 1:
+                raise VerifyException(f"stream dimensions must be positive, got {d}")
+
+    def spelled(self) -> str:
+        """MLIR spelling, for diagnostics."""
+        return f"!fetch.stream<{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], {target.type_name(self.element_type)}>"
+
+
+def stream_type(v: SSAValue) -> StreamType | None:
+    t = v.type
+    return t if isinstance(t, StreamType) else None
+
+
+# ---------------------------------------------------------------------------
+# Shared verifier helpers
+# ---------------------------------------------------------------------------
+
+
+def _tname(attr: Attribute) -> str:
+    return target.type_name(attr)
+
+
+def check_linear_uses(op: Operation) -> None:
+    """Rule 6: every stream result has exactly one use."""
+    for i, res in enumerate(op.results):
+        if not isinstance(res.type, StreamType):
+            continue
+        uses = sorted({u.operation for u in res.uses}, key=_op_order_key)
+        n = sum(1 for _ in res.uses)
+        which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
+        if n == 0:
+            raise OpError(
+                f"{which} is never used: every stream must be consumed exactly once "
+                "(by an adapter stage, an rngd engine op, or rngd.commit)"
+            )
+        if n > 1:
+            raise OpError(
+                f"{which} has {n} uses, but a stream is linear and must be consumed exactly once; "
+                "fetch the tensor again for a second consumer",
+                [(u, "used here") for u in uses],
+            )
+
+
+def _op_order_key(op: Operation) -> tuple[int, ...]:
+    loc = getattr(op, "location", None)
+    line = getattr(getattr(loc, "line", None), "data", 0)
+    col = getattr(getattr(loc, "column", None), "data", 0)
+    return (line, col)
+
+
+ADAPTER_ORDER: dict[str, int] = {"fetch.table_lookup": 1, "fetch.cast": 2, "fetch.zp_sub": 3}
+STAGE_TEXT = {"fetch.table_lookup": "table lookup", "fetch.cast": "type cast", "fetch.zp_sub": "zero-point subtraction"}
+
+
+def check_stage_order(op: Operation, operand: SSAValue) -> None:
+    """Rule 5: along one stream, table lookup → cast → zero-point
+    subtraction, each at most once, directly after fetch.fetch."""
+    mine = ADAPTER_ORDER[op.name]
+    prev = operand.owner if isinstance(operand.owner, Operation) else None
+    base_msg = (
+        "the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, "
+        "each at most once, directly after fetch.fetch and before any rngd op"
+    )
+    if prev is None:
+        raise OpError(f"its input is not produced by fetch.fetch: {base_msg}")
+    if prev.name in ("fetch.fetch", "fetch.convert"):
+        return
+    if prev.name in ADAPTER_ORDER:
+        theirs = ADAPTER_ORDER[prev.name]
+        if theirs < mine:
+            return
+        what = "a second " + STAGE_TEXT[op.name] if theirs == mine else f"a {STAGE_TEXT[op.name]} after {STAGE_TEXT[prev.name]}"
+        raise OpError(f"{what} is not possible: {base_msg}", [(prev, f"the {STAGE_TEXT[prev.name]} is here")])
+    raise OpError(
+        f"its input comes from '{prev.name}', not from the Fetch Adapter: {base_msg}",
+        [(prev, "the input is produced here")],
+    )
+
+
+def check_same_shape(op: Operation, src: StreamType, dst: StreamType) -> None:
+    """Rule 7: adapter ops keep context, time and packet shape."""
+    if src.ctx != dst.ctx:
+        raise OpError(f"changes the stream context from {src.ctx} to {dst.ctx}; adapter stages keep the context")
+    if src.time != dst.time or src.packet != dst.packet:
+        raise OpError(
+            f"changes the stream shape from time {list(src.time)} packet {list(src.packet)} to "
+            f"time {list(dst.time)} packet {list(dst.packet)}; adapter stages keep the shape"
+        )
+
+
+def _stream_operand_and_result(op: Operation) -> tuple[StreamType, StreamType]:
+    src = op.operands[0].type
+    dst = op.results[0].type
+    assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+    return src, dst
+
+
+def run_checks(checks: Sequence[Callable[[], None]]) -> None:
+    """Run rule checks in spec order; the first that raises wins."""
+    for c in checks:
+        c()
+
+
+# ---------------------------------------------------------------------------
+# Affine maps and memref layouts
+# ---------------------------------------------------------------------------
+
+
+class NonLinearMap(ValueError):
+    pass
+
+
+def _linear(expr: AffineExpr, ndims: int) -> tuple[list[int], int]:
+    if isinstance(expr, AffineDimExpr):
+        c = [0] * ndims
+        c[expr.position] = 1
+        return c, 0
+    if isinstance(expr, AffineConstantExpr):
+        return [0] * ndims, expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        if expr.kind == AffineBinaryOpKind.Add:
+            a, ka = _linear(expr.lhs, ndims)
+            b, kb = _linear(expr.rhs, ndims)
+            return [x + y for x, y in zip(a, b)], ka + kb
+        if expr.kind == AffineBinaryOpKind.Mul:
+            a, ka = _linear(expr.lhs, ndims)
+            b, kb = _linear(expr.rhs, ndims)
+            if any(a) and any(b):
+                raise NonLinearMap("a product of two dimensions is not linear")
+            if any(b):
+                a, ka, b, kb = b, kb, a, ka
+            return [x * kb for x in a], ka * kb
+        op = {AffineBinaryOpKind.Mod: "mod", AffineBinaryOpKind.FloorDiv: "floordiv",
+              AffineBinaryOpKind.CeilDiv: "ceildiv"}.get(expr.kind, str(expr.kind))
+        raise NonLinearMap(f"'{op}' is not linear")
+    raise NonLinearMap("symbols are not supported")
+
+
+def linear_coefficients(amap: AffineMap) -> tuple[list[list[int]], list[int]]:
+    """``(coeffs, consts)`` of a linear affine map: ``coeffs[r][d]`` is the
+    coefficient of dim ``d`` in result ``r``.  Raises :class:`NonLinearMap`
+    for ``mod``/``floordiv``/``ceildiv``, products of dims, or symbols."""
+    if amap.num_symbols:
+        raise NonLinearMap("symbols are not supported")
+    coeffs, consts = [], []
+    for e in amap.results:
+        c, k = _linear(e, amap.num_dims)
+        coeffs.append(c)
+        consts.append(k)
+    return coeffs, consts
+
+
+def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
+    """``(strides, offset)`` in elements of a memref with an identity or
+    ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
+    strides/offsets or other layouts."""
+    shape = list(mt.get_shape())
+    if any(d < 0 for d in shape):
+        raise ValueError("dynamic memref shapes are not supported: DM tensors have static shapes")
+    layout = mt.layout
+    if isinstance(layout, NoneAttr):
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.append(acc)
+            acc *= d
+        return list(reversed(strides)), 0
+    if isinstance(layout, StridedLayoutAttr):
+        strides = layout.get_strides()
+        offset = layout.get_offset()
+        if any(s is None for s in strides) or offset is None:
+            raise ValueError("dynamic strides or offsets are not supported: DM tensors have static layouts")
+        return [int(s) for s in strides], int(offset)  # type: ignore[arg-type]
+    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
+        return memref_layout(MemRefType(mt.element_type, shape))
+    raise ValueError("only identity and strided<[...], offset: N> memref layouts are supported")
+
+
+# ---------------------------------------------------------------------------
+# fetch.fetch
+# ---------------------------------------------------------------------------
+
+
+def _chain_cast_output(fetch_result: SSAValue) -> target.ElementType | None:
+    """The output type of the cast stage this fetch's chain will have (after
+    legalisation and scale splitting), or None.  Follows the single use."""
+    v = fetch_result
+    for _ in range(8):
+        uses = list(v.uses)
+        if len(uses) != 1:
+            return None
+        user = uses[0].operation
+        rt = stream_type(user.results[0]) if user.results else None
+        if user.name == "fetch.cast" and rt is not None:
+            return rt.elem
+        if user.name == "fetch.dequant":
+            return target.F32
+        if user.name == "fetch.convert" and rt is not None:
+            src = stream_type(v)
+            try:
+                chain = target.conversion_chain(src.element_type, rt.element_type)  # type: ignore[union-attr]
+            except target.NoConversionError:
+                return None
+            for kind, out in chain:
+                if kind == target.CAST:
+                    return out
+        if user.name not in ("fetch.table_lookup", "fetch.convert") or rt is None:
+            return None
+        v = user.results[0]
+    return None
+
+
+@irdl_op_definition
+class FetchOp(IRDLOperation):
+    """``fetch.fetch``: read a DM memref into a packet stream through the Fetch
+    Sequencer.
+
+    Properties: ``map`` (linear affine map from the stream's time then packet
+    dims to the memref's indices; default identity when the ranks agree),
+    ``base`` (DM byte address of the memref's element 0, default 0),
+    ``read_size`` (optional, elements per hardware access).
+    Verifies rules 6-8 of ir.md §3; rule 8 (sequencer limits) derives the
+    configuration with :func:`fetchc.sequencer.derive` and reports its error.
+    """
+
+    name = "fetch.fetch"
+
+    source = operand_def(MemRefType)
+    result = result_def(StreamType)
+    map = opt_prop_def(AffineMapAttr)
+    base = opt_prop_def(IntegerAttr)
+    read_size = opt_prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(
+        self,
+        source: SSAValue,
+        result_type: StreamType,
+        map: AffineMap | None = None,
+        base: int = 0,
+        read_size: int | None = None,
+    ):
+        props: dict[str, Attribute] = {"base": IntegerAttr(base, i64)}
+        if map is not None:
+            props["map"] = AffineMapAttr(map)
+        if read_size is not None:
+            props["read_size"] = IntegerAttr(read_size, i64)
+        super().__init__(operands=[source], result_types=[result_type], properties=props)
+
+    @property
+    def stream(self) -> StreamType:
+        assert isinstance(self.result.type, StreamType)
+        return self.result.type
+
+    @property
+    def memref(self) -> MemRefType:
+        assert isinstance(self.source.type, MemRefType)
+        return self.source.type
+
+    @property
+    def base_value(self) -> int:
+        return 0 if self.base is None else self.base.value.data
+
+    def affine_map(self) -> AffineMap:
+        """The map, or the identity default.  Raises OpError when there is no
+        map and the ranks differ."""
+        ndims = len(self.stream.time) + len(self.stream.packet)
+        if self.map is not None:
+            return self.map.data
+        rank = len(self.memref.get_shape())
+        if ndims != rank:
+            raise OpError(
+                f"needs a 'map' property: the stream has {ndims} dims (time then packet) but the "
+                f"memref has rank {rank}, so the default identity map does not apply"
+            )
+        return AffineMap.identity(rank)
+
+    def sequencer_inputs(self) -> dict:
+        """Keyword arguments for :func:`fetchc.sequencer.derive` (without
+        ``cast_out``).  Raises OpError on a malformed map or layout."""
+        mt, st = self.memref, self.stream
+        amap = self.affine_map()
+        ndims = len(st.time) + len(st.packet)
+        rank = len(mt.get_shape())
+        if amap.num_dims != ndims:
+            raise OpError(
+                f"'map' has {amap.num_dims} dims but the stream has {ndims} (time {list(st.time)} then packet {list(st.packet)})"
+            )
+        if len(amap.results) != rank:
+            raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
+        try:
+            coeffs, consts = linear_coefficients(amap)
+        except NonLinearMap as e:
+            raise OpError(f"'map' must be linear (no mod, floordiv, ceildiv): {e}") from None
+        try:
+            strides, offset = memref_layout(mt)
+        except ValueError as e:
+            raise OpError(str(e)) from None
+        elem = target.element_type(mt.element_type)
+        assert elem is not None
+        return dict(
+            memref_shape=list(mt.get_shape()),
+            memref_strides=strides,
+            memref_offset=offset,
+            map_coeffs=coeffs,
+            map_consts=consts,
+            time_shape=list(st.time),
+            packet_shape=list(st.packet),
+            elem=elem,
+            context=st.ctx,
+            read_size=None if self.read_size is None else self.read_size.value.data,
+            base=self.base_value,
+        )
+
+    def sequencer_config(self, cast_out: target.ElementType | None = None, infer_cast: bool = True):
+        """The derived sequencer configuration (hardware.md §3).  Raises
+        OpError stating the numbers when a limit is exceeded."""
+        from fetchc.sequencer import SequencerError, derive
+
+        if infer_cast and cast_out is None:
+            cast_out = _chain_cast_output(self.result)
+        try:
+            return derive(cast_out=cast_out, **self.sequencer_inputs())
+        except SequencerError as e:
+            raise OpError(str(e)) from None
+
+    def verify_(self) -> None:
+        mt, st = self.memref, self.stream
+        src = target.element_type(mt.element_type)
+
+        def elem_types() -> None:
+            if src is None:
+                raise OpError(
+                    f"cannot read a memref of {_tname(mt.element_type)}: the Fetch Unit reads "
+                    + ", ".join(t.name for t in target.ELEMENT_TYPES if not t.in_flight_only)
+                )
+            if src.in_flight_only:
+                raise OpError(
+                    f"cannot read a memref of {src.name}: {src.name} exists only in flight, "
+                    "produced by fetch.zp_sub for rngd.contract_outer"
+                )
+
+        def types_agree() -> None:
+            if st.element_type != mt.element_type:
+                raise OpError(
+                    f"result element type {_tname(st.element_type)} differs from the memref's "
+                    f"{_tname(mt.element_type)}; fetch.fetch reads elements unchanged, convert them with adapter stages"
+                )
+
+        def props() -> None:
+            if self.read_size is not None and self.read_size.value.data < 1:
+                raise OpError(f"'read_size' must be a positive number of elements, got {self.read_size.value.data}")
+
+        run_checks([
+            elem_types,
+            lambda: check_linear_uses(self),
+            types_agree,
+            props,
+            lambda: self.sequencer_config(),
+        ])
+
+
+# ---------------------------------------------------------------------------
+# Adapter stages
+# ---------------------------------------------------------------------------
+
+
+class _StreamToStream(IRDLOperation):
+    input = operand_def(StreamType)
+    result = result_def(StreamType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute, properties: dict[str, Attribute] | None = None):
+        super().__init__(operands=[input], result_types=[result_type], properties=properties or {})
+
+    @property
+    def in_type(self) -> StreamType:
+        assert isinstance(self.input.type, StreamType)
+        return self.input.type
+
+    @property
+    def out_type(self) -> StreamType:
+        assert isinstance(self.result.type, StreamType)
+        return self.result.type
+
+
+def _legal_list(outs: list[target.ElementType]) -> str:
+    return ", ".join(o.name for o in outs) if outs else "none"
+
+
+@irdl_op_definition
+class TableLookupOp(_StreamToStream):
+    """``fetch.table_lookup``: the adapter's table-lookup stage (main context
+    only).  Legal pairs: hardware.md §2.1 (``f4E2M1FN → f8E4M3FN|f8E5M2``
+    paired, ``f8E4M3FN|f8E5M2 → bf16`` non-paired).  Rules 1, 2, 5, 6, 7."""
+
+    name = "fetch.table_lookup"
+
+    def verify_(self) -> None:
+        src, dst = self.in_type, self.out_type
+
+        def table() -> None:
+            s, d = src.elem, dst.elem
+            if s is not None and d is not None and (s, d) in target.LOOKUP_TABLES:
+                return
+            sn, dn = _tname(src.element_type), _tname(dst.element_type)
+            outs = target.lookup_outputs(s) if s else []
+            msg = f"has no {sn} -> {dn} table; "
+            if outs:
+                msg += f"the {sn} table decodes to: {_legal_list(outs)}"
+            else:
+                msg += (
+                    f"there is no table keyed by {sn} (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, "
+                    "paired, and f8E4M3FN/f8E5M2 -> bf16)"
+                )
+            if s is not None and d is not None and (s, d) in target.CAST_CODES:
+                msg += f"; {sn} -> {dn} is a type cast: use fetch.cast"
+            elif s is not None and d is not None:
+                try:
+                    chain = target.conversion_chain(s, d)
+                    msg += f"; fetch.convert legalises {sn} -> {dn} to " + " + ".join(k.replace("_", " ") for k, _ in chain)
+                except target.NoConversionError:
+                    pass
+            raise OpError(msg)
+
+        def main_only() -> None:
+            if src.ctx == "sub":
+                raise OpError(
+                    "runs on the sub Fetch Unit, which has no table-lookup register (only the main "
+                    "context's mode_indirect_table can point at a table); decode on the main context, "
+                    "commit the decoded stream to DM with rngd.commit, then stage it with a plain "
+                    "convert-only StoTrf fetch on the sub context"
+                )
+
+        run_checks([
+            table,
+            main_only,
+            lambda: check_stage_order(self, self.input),
+            lambda: check_linear_uses(self),
+            lambda: check_same_shape(self, src, dst),
+        ])
+
+
+@irdl_op_definition
+class CastOp(_StreamToStream):
+    """``fetch.cast``: the adapter's type-cast stage.  Legal pairs:
+    hardware.md §2.2 (codes 0-6).  Rules 1, 5, 6, 7."""
+
+    name = "fetch.cast"
+
+    def verify_(self) -> None:
+        src, dst = self.in_type, self.out_type
+
+        def table() -> None:
+            s, d = src.elem, dst.elem
+            if s is not None and d is not None and (s, d) in target.CAST_CODES:
+                return
+            sn, dn = _tname(src.element_type), _tname(dst.element_type)
+            outs = target.cast_outputs(s) if s else []
+            msg = f"the hardware has no {sn} -> {dn} cast; "
+            if outs:
+                msg += f"casts from {sn}: {_legal_list(outs)}"
+            else:
+                msg += "the cast stage reads " + ", ".join(sorted({i.name for i, _ in target.CAST_CODES}, key=lambda n: [t.name for t in target.ELEMENT_TYPES].index(n)))
+            if s is not None and d is not None and (s, d) in target.LOOKUP_TABLES:
+                paired = "paired" if target.LOOKUP_TABLES[(s, d)] else "non-paired"
+                msg += f"; {sn} -> {dn} is done by the {paired} fetch.table_lookup (or fetch.convert, which legalises to it)"
+            elif s is not None and d is not None and d.in_flight_only:
+                msg += f"; {dn} is produced only by fetch.zp_sub"
+            elif s is not None and d is not None:
+                try:
+                    chain = target.conversion_chain(s, d)
+                    msg += f"; fetch.convert legalises {sn} -> {dn} to " + " + ".join(k.replace("_", " ") for k, _ in chain)
+                except target.NoConversionError:
+                    if (s.name, d.name) in target._ROUTES:
+                        msg += f"; instead, {target._ROUTES[(s.name, d.name)]}"
+            raise OpError(msg)
+
+        run_checks([
+            table,
+            lambda: check_stage_order(self, self.input),
+            lambda: check_linear_uses(self),
+            lambda: check_same_shape(self, src, dst),
+        ])
+
+
+@irdl_op_definition
+class ZpSubOp(IRDLOperation):
+    """``fetch.zp_sub %s, ZP``: the adapter's zero-point subtraction stage,
+    ``out = in - zero_point``, widening ``i4 → i5`` or ``i8 → i9``
+    (hardware.md §2.3).  ``zero_point`` must lie in ``[-8, 7]`` (i4) or
+    ``[-128, 127]`` (i8).  Rules 1, 4, 5, 6, 7."""
+
+    name = "fetch.zp_sub"
+
+    input = operand_def(StreamType)
+    result = result_def(StreamType)
+    zero_point = prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, result_type: Attribute, zero_point: int):
+        super().__init__(operands=[input], result_types=[result_type], properties={"zero_point": IntegerAttr(zero_point, i32)})
+
+    @classmethod
+    def parse(cls, parser):
+        inp = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        zp = parser.parse_integer(allow_boolean=False)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        in_t = parser.parse_type()
+        parser.parse_punctuation("->")
+        out_t = parser.parse_type()
+        (operand,) = parser.resolve_operands([inp], [in_t], parser.pos)
+        op = cls.create(operands=[operand], result_types=[out_t], properties={"zero_point": IntegerAttr(zp, i32)}, attributes=attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.zero_point.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @property
+    def zp(self) -> int:
+        return self.zero_point.value.data
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+        s, d = src.elem, dst.elem
+
+        def table() -> None:
+            rule = target.ZERO_POINT.get(s) if s else None
+            if rule is not None and d == rule.result:
+                return
+            sn, dn = _tname(src.element_type), _tname(dst.element_type)
+            if rule is None:
+                raise OpError(
+                    f"has no {sn} -> {dn} form: zero-point subtraction widens only i4 -> i5 and i8 -> i9"
+                )
+            raise OpError(f"has no {sn} -> {dn} form: zero-point subtraction widens {sn} to {rule.result.name}")
+
+        def zp_range() -> None:
+            rule = target.ZERO_POINT[s]  # type: ignore[index]
+            if not rule.lo <= self.zp <= rule.hi:
+                raise OpError(
+                    f"zero point {self.zp} is outside the {rule.source.name} range [{rule.lo}, {rule.hi}]; "
+                    f"an in-range zero point keeps every residual within {rule.result.name}"
+                )
+
+        run_checks([
+            table,
+            zp_range,
+            lambda: check_stage_order(self, self.input),
+            lambda: check_linear_uses(self),
+            lambda: check_same_shape(self, src, dst),
+        ])
+
+
+ADAPTER_CHAIN_OPS = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert")
+
+
+@irdl_op_definition
+class ConvertOp(_StreamToStream):
+    """``fetch.convert``: a target-independent element conversion request.
+    ``fetch-legalize-convert`` turns it into adapter stages or reports why it
+    cannot (ir.md §4).  Its input must come from the Fetch Adapter chain
+    (``fetch.fetch`` or a stage).  Rules 5, 6, 7."""
+
+    name = "fetch.convert"
+
+    def verify_(self) -> None:
+        src, dst = self.in_type, self.out_type
+
+        def order() -> None:
+            prev = self.input.owner
+            if isinstance(prev, Operation) and prev.name in ADAPTER_CHAIN_OPS:
+                return
+            where = f"'{prev.name}'" if isinstance(prev, Operation) else "a block argument"
+            raise OpError(
+                f"its input comes from {where}: a conversion runs in the Fetch Adapter, directly after "
+                "fetch.fetch or another adapter stage and before any rngd op",
+                [(prev, "the input is produced here")] if isinstance(prev, Operation) else [],
+            )
+
+        run_checks([
+            order,
+            lambda: check_linear_uses(self),
+            lambda: check_same_shape(self, src, dst),
+        ])
+
+
+DEQUANT_FORMATS: dict[str, dict] = {
+    "nvfp4": {"block": 16, "scale": target.F8E4M3FN, "tensor_scale": True},
+    "mxfp4": {"block": 32, "scale": target.F8E8M0FNU, "tensor_scale": False},
+}
+"""hardware.md §4: block size (elements along the input axis), block-scale
+type, and whether a per-tensor f32 scale multiplies."""
+
+
+@irdl_op_definition
+class DequantOp(IRDLOperation):
+    """``fetch.dequant %codes, %bscale[, %gscale] {format = "nvfp4"|"mxfp4"}``:
+    a block-scaled 4-bit decode to ``f32`` (hardware.md §4).
+
+    ``%codes``: an ``f4E2M1FN`` stream straight from ``fetch.fetch``;
+    ``%bscale``: memref ``(rows, cols / block)`` of ``f8E4M3FN`` (nvfp4,
+    block 16) or ``f8E8M0FNU`` (mxfp4, block 32); ``%gscale``: ``f32``
+    tensor scale (nvfp4 only).  Result: f32 stream of the same shape.
+    ``scale_base`` (optional, bytes, default 0): DM address of the block-scale
+    memref's element 0, used by the scale fetch that the split inserts.
+    ``fetch-split-scaling`` lowers it."""
+
+    name = "fetch.dequant"
+
+    input = operand_def(StreamType)
+    bscale = operand_def(MemRefType)
+    gscale = opt_operand_def(builtin.Float32Type)
+    result = result_def(StreamType)
+    format = prop_def(StringAttr)
+    scale_base = opt_prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$input `,` $bscale (`,` $gscale^)? attr-dict `:` type($input) `,` type($bscale) "
+        "(`,` type($gscale)^)? `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, bscale: SSAValue, gscale: SSAValue | None, fmt: str, result_type: Attribute):
+        super().__init__(
+            operands=[input, bscale, [gscale] if gscale is not None else []],
+            result_types=[result_type],
+            properties={"format": StringAttr(fmt)},
+        )
+
+    def verify_(self) -> None:
+        src = self.input.type
+        dst = self.result.type
+        bs = self.bscale.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType) and isinstance(bs, MemRefType)
+        fmt = self.format.data
+
+        def formats() -> None:
+            if fmt not in DEQUANT_FORMATS:
+                raise OpError(f"unknown format \"{fmt}\": fetch.dequant decodes \"nvfp4\" or \"mxfp4\"")
+            spec = DEQUANT_FORMATS[fmt]
+            if src.elem != target.F4E2M1FN:
+                raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
+            if dst.elem != target.F32:
+                raise OpError(f"produces f32, not {_tname(dst.element_type)}")
+            if target.element_type(bs.element_type) != spec["scale"]:
+                raise OpError(
+                    f"{fmt} block scales are {spec['scale'].name}, but the scale memref holds {_tname(bs.element_type)}"
+                )
+            if spec["tensor_scale"] and self.gscale is None:
+                raise OpError("nvfp4 needs the f32 tensor scale as its third operand")
+            if not spec["tensor_scale"] and self.gscale is not None:
+                raise OpError("mxfp4 has no tensor scale: drop the third operand")
+
+        def main_only() -> None:
+            if src.ctx == "sub":
+                raise OpError(
+                    "decodes through a table, which the sub Fetch Unit does not have; decode on the main "
+                    "context, commit to DM, then stage with a convert-only StoTrf on the sub context"
+                )
+
+        def order() -> None:
+            prev = self.input.owner
+            if isinstance(prev, Operation) and prev.name == "fetch.fetch":
+                return
+            raise OpError(
+                "its codes must come straight from fetch.fetch (the decode owns all adapter stages)",
+                [(prev, "the codes are produced here")] if isinstance(prev, Operation) else [],
+            )
+
+        run_checks([
+            formats,
+            main_only,
+            order,
+            lambda: check_linear_uses(self),
+            lambda: check_same_shape(self, src, dst),
+        ])
+
+
+Fetch = Dialect(
+    "fetch",
+    [FetchOp, TableLookupOp, CastOp, ZpSubOp, ConvertOp, DequantOp],
+    [StreamType],
+)

@@ -1,0 +1,396 @@
+"""The ``rngd`` dialect: the engines the Fetch Adapter feeds.
+
+Types: ``!rngd.trf<e>`` (data staged in the tensor register file),
+``!rngd.vrf<e>`` (vector register file).
+
+Ops: ``rngd.switch`` and ``rngd.collect`` (pass-through), ``rngd.commit``
+(stream → DM), ``rngd.to_trf``, ``rngd.to_vrf``, ``rngd.transpose``,
+``rngd.contract_outer`` (the Contraction Engine), and the two Vector Engine
+ops that ``fetch-split-scaling`` introduces:
+
+* ``rngd.block_scale %x, %s {block = B}``: ``out[..., j] = x[..., j] *
+  decode(s[..., j / B])`` in f32, where the scale stream has the value
+  stream's time shape and packet shape with the innermost packet dim divided
+  by ``B``.  ``decode`` is the identity for an ``f32`` scale stream and
+  ``2^(e-127)`` (``0xFF`` → NaN) for an ``f8E8M0FNU`` one.  One f32
+  multiply per element, correctly rounded.
+* ``rngd.tensor_scale %x, %g``: ``out = x * g`` in f32 with a scalar ``f32``
+  SSA value.
+
+Rule 3 of ir.md §3 (``i5``/``i9`` only reach ``rngd.contract_outer``, through
+``rngd.switch``/``rngd.collect``) is checked here, at the consumer, with a
+note at the producing ``fetch.zp_sub``.  Spec: ir.md §2-3, hardware.md §2.3, §4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, TypeAttribute, i64
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+from fetchc import target
+from fetchc.diagnostics import OpError
+from fetchc.dialects.fetch import StreamType, check_linear_uses, run_checks
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+
+
+class _RegFileType(ParametrizedAttribute, TypeAttribute):
+    element_type: Attribute
+
+    def __init__(self, element_type: Attribute):
+        super().__init__(element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (parser.parse_type(),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element_type)
+
+
+@irdl_attr_definition
+class TrfType(_RegFileType):
+    """``!rngd.trf<e>``: data staged in the tensor register file."""
+
+    name = "rngd.trf"
+
+
+@irdl_attr_definition
+class VrfType(_RegFileType):
+    """``!rngd.vrf<e>``: data staged in the vector register file."""
+
+    name = "rngd.vrf"
+
+
+# ---------------------------------------------------------------------------
+# Rule 3: contraction-only i5/i9
+# ---------------------------------------------------------------------------
+
+PASS_THROUGH = ("rngd.switch", "rngd.collect")
+
+
+def zp_producer(v: SSAValue) -> Operation | None:
+    """The ``fetch.zp_sub`` that produced ``v``, looking through
+    ``rngd.switch``/``rngd.collect``."""
+    for _ in range(10_000):
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return None
+        if owner.name == "fetch.zp_sub":
+            return owner
+        if owner.name in PASS_THROUGH and owner.operands:
+            v = owner.operands[0]
+            continue
+        return None
+    return None
+
+
+def contraction_only_error(op: Operation, v: SSAValue, what: str) -> OpError:
+    t = v.type
+    assert isinstance(t, StreamType)
+    producer = zp_producer(v)
+    notes = [(producer, f"the {target.type_name(t.element_type)} stream is produced here by zero-point subtraction")] if producer else []
+    return OpError(
+        f"cannot {what} an {target.type_name(t.element_type)} stream: {target.type_name(t.element_type)} is the "
+        "Contraction Engine's staging type, and its only consumer is rngd.contract_outer (through "
+        "rngd.switch / rngd.collect); it cannot be committed to memory, stored to TRF or VRF, "
+        "transposed, or fed to any other engine",
+        notes,
+    )
+
+
+def check_not_contraction_only(op: Operation, v: SSAValue, what: str) -> None:
+    t = v.type
+    if isinstance(t, StreamType) and t.elem in target.CONTRACTION_ONLY:
+        raise contraction_only_error(op, v, what)
+
+
+def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> None:
+    s = src.element_type if isinstance(src, StreamType) else src  # type: ignore[attr-defined]
+    d = dst.element_type if isinstance(dst, StreamType) else dst  # type: ignore[attr-defined]
+    if s != d:
+        raise OpError(
+            f"{what} element type {target.type_name(d)} differs from the stream's {target.type_name(s)}; "
+            "this engine does not convert elements"
+        )
+
+
+def _numel(st: StreamType) -> int:
+    n = 1
+    for d in st.time + st.packet:
+        n *= d
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Ops
+# ---------------------------------------------------------------------------
+
+
+class _StreamPassOp(IRDLOperation):
+    input = operand_def(StreamType)
+    result = result_def(StreamType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[input], result_types=[result_type or input.type])
+
+    def verify_(self) -> None:
+        def same() -> None:
+            if self.input.type != self.result.type:
+                raise OpError(
+                    f"passes a stream through unchanged, but its result type "
+                    f"{self.result.type.spelled()} differs from its input "  # type: ignore[attr-defined]
+                    f"{self.input.type.spelled()}"  # type: ignore[attr-defined]
+                )
+
+        run_checks([lambda: check_linear_uses(self), same])
+
+
+@irdl_op_definition
+class SwitchOp(_StreamPassOp):
+    """``rngd.switch``: the Switch Engine; routes a stream unchanged.  May
+    carry ``i5``/``i9``."""
+
+    name = "rngd.switch"
+
+
+@irdl_op_definition
+class CollectOp(_StreamPassOp):
+    """``rngd.collect``: the Collect Engine; packs the stream into 32-byte
+    flits, values unchanged.  May carry ``i5``/``i9``."""
+
+    name = "rngd.collect"
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """``rngd.transpose``: the Transpose Engine; stream → stream with the same
+    element type and element count."""
+
+    name = "rngd.transpose"
+    input = operand_def(StreamType)
+    result = result_def(StreamType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+
+        def shape() -> None:
+            _same_element(self, src, dst, "result")
+            if _numel(src) != _numel(dst):
+                raise OpError(f"turns {_numel(src)} elements into {_numel(dst)}; a transpose keeps the element count")
+
+        run_checks([
+            lambda: check_not_contraction_only(self, self.input, "transpose"),
+            lambda: check_linear_uses(self),
+            shape,
+        ])
+
+
+@irdl_op_definition
+class CommitOp(IRDLOperation):
+    """``rngd.commit %s, %buf``: write a stream to a DM memref (no result).
+    The memref's element type equals the stream's, and it holds exactly the
+    stream's elements."""
+
+    name = "rngd.commit"
+    input = operand_def(StreamType)
+    dest = operand_def(MemRefType)
+    assembly_format = "$input `,` $dest attr-dict `:` type($input) `,` type($dest)"
+
+    def __init__(self, input: SSAValue, dest: SSAValue):
+        super().__init__(operands=[input, dest])
+
+    def verify_(self) -> None:
+        src, mt = self.input.type, self.dest.type
+        assert isinstance(src, StreamType) and isinstance(mt, MemRefType)
+
+        def shape() -> None:
+            _same_element(self, src, mt.element_type, "the memref's")
+            n = 1
+            for d in mt.get_shape():
+                n *= d
+            if n != _numel(src):
+                raise OpError(f"writes {_numel(src)} elements into a memref of {n}; the sizes must match")
+
+        run_checks([lambda: check_not_contraction_only(self, self.input, "commit"), shape])
+
+
+class _ToRegFile(IRDLOperation):
+    input = operand_def(StreamType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = self.input.type
+        assert isinstance(src, StreamType)
+        what = "store to TRF" if self.name == "rngd.to_trf" else "store to VRF"
+        run_checks([
+            lambda: check_not_contraction_only(self, self.input, what),
+            lambda: _same_element(self, src, self.results[0].type, "result"),
+        ])
+
+
+@irdl_op_definition
+class ToTrfOp(_ToRegFile):
+    """``rngd.to_trf``: stage a stream into the tensor register file."""
+
+    name = "rngd.to_trf"
+    result = result_def(TrfType)
+
+
+@irdl_op_definition
+class ToVrfOp(_ToRegFile):
+    """``rngd.to_vrf``: stage a stream into the vector register file."""
+
+    name = "rngd.to_vrf"
+    result = result_def(VrfType)
+
+
+@irdl_op_definition
+class ContractOuterOp(IRDLOperation):
+    """``rngd.contract_outer %s, %trf``: the Contraction Engine; pairs a
+    stream with TRF-staged weights and produces an accumulator stream of
+    ``i32`` (integer inputs, including ``i5``/``i9``) or ``f32`` (float
+    inputs) in the same context."""
+
+    name = "rngd.contract_outer"
+    input = operand_def(StreamType)
+    weights = operand_def(TrfType)
+    result = result_def(StreamType)
+    assembly_format = "$input `,` $weights attr-dict `:` type($input) `,` type($weights) `->` type($result)"
+
+    def __init__(self, input: SSAValue, weights: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input, weights], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+
+        def acc() -> None:
+            s = src.elem
+            want = target.F32 if (s is None or s.is_float) else target.I32
+            if dst.elem != want:
+                raise OpError(
+                    f"accumulates {target.type_name(src.element_type)} into {want.name}, "
+                    f"not {target.type_name(dst.element_type)}"
+                )
+            if dst.ctx != src.ctx:
+                raise OpError("the accumulator stream stays in its input's context")
+
+        run_checks([lambda: check_linear_uses(self), acc])
+
+
+@irdl_op_definition
+class BlockScaleOp(IRDLOperation):
+    """``rngd.block_scale %x, %s {block = B}`` (Vector Engine): multiply
+    each element of the f32 stream ``%x`` by its block's scale.
+
+    ``%s`` has ``%x``'s context and time shape and its packet shape with the
+    innermost dim divided by ``B``; its elements are ``f32`` (an NVFP4 block
+    scale already widened by the adapter's cast) or ``f8E8M0FNU`` (an MXFP4
+    exponent, decoded as ``2^(e-127)``, ``0xFF`` → NaN).  Result: f32,
+    ``%x``'s type.  Spec: hardware.md §4 (block scale first)."""
+
+    name = "rngd.block_scale"
+    input = operand_def(StreamType)
+    scale = operand_def(StreamType)
+    result = result_def(StreamType)
+    block = prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)"
+
+    def __init__(self, input: SSAValue, scale: SSAValue, block: int):
+        super().__init__(
+            operands=[input, scale], result_types=[input.type], properties={"block": IntegerAttr(block, i64)}
+        )
+
+    def verify_(self) -> None:
+        x, s, r = self.input.type, self.scale.type, self.result.type
+        assert isinstance(x, StreamType) and isinstance(s, StreamType) and isinstance(r, StreamType)
+        b = self.block.value.data
+
+        def types() -> None:
+            if x.elem != target.F32 or r != x:
+                raise OpError("scales an f32 stream into an f32 stream of the same type")
+            if s.elem not in (target.F32, target.F8E8M0FNU):
+                raise OpError(f"block scales must be f32 or f8E8M0FNU, not {target.type_name(s.element_type)}")
+            if b < 1 or x.packet[-1] % b:
+                raise OpError(f"block {b} does not divide the innermost packet dim {x.packet[-1]}")
+            want = x.packet[:-1] + (x.packet[-1] // b,)
+            if s.ctx != x.ctx or s.time != x.time or s.packet != want:
+                raise OpError(
+                    f"the scale stream must have time {list(x.time)} and packet {list(want)} "
+                    f"(one scale per block of {b}), not time {list(s.time)} packet {list(s.packet)}"
+                )
+
+        run_checks([
+            lambda: check_not_contraction_only(self, self.input, "scale"),
+            lambda: check_linear_uses(self),
+            types,
+        ])
+
+
+@irdl_op_definition
+class TensorScaleOp(IRDLOperation):
+    """``rngd.tensor_scale %x, %g`` (Vector Engine): ``out = x * g`` with one
+    f32 scalar, correctly rounded.  Spec: hardware.md §4 (tensor scale
+    second)."""
+
+    name = "rngd.tensor_scale"
+    input = operand_def(StreamType)
+    scale = operand_def(builtin.Float32Type)
+    result = result_def(StreamType)
+    assembly_format = "$input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)"
+
+    def __init__(self, input: SSAValue, scale: SSAValue):
+        super().__init__(operands=[input, scale], result_types=[input.type])
+
+    def verify_(self) -> None:
+        x, r = self.input.type, self.result.type
+        assert isinstance(x, StreamType)
+
+        def types() -> None:
+            if x.elem != target.F32 or r != x:
+                raise OpError("scales an f32 stream into an f32 stream of the same type")
+
+        run_checks([
+            lambda: check_not_contraction_only(self, self.input, "scale"),
+            lambda: check_linear_uses(self),
+            types,
+        ])
+
+
+CONTRACTION_CONSUMERS = ("rngd.switch", "rngd.collect", "rngd.contract_outer")
+
+Rngd = Dialect(
+    "rngd",
+    [SwitchOp, CollectOp, TransposeOp, CommitOp, ToTrfOp, ToVrfOp, ContractOuterOp, BlockScaleOp, TensorScaleOp],
+    [TrfType, VrfType],
+)

@@ -1,0 +1,73 @@
+"""The xDSL context and pass registry fetchc uses.
+
+:func:`make_context` knows every xDSL dialect (lazily, as ``xdsl-opt`` does)
+plus ``fetch``, ``rngd`` and ``fetch_seq``; :func:`all_passes` maps pass
+names (fetchc's and xDSL's built-in ones) to pass classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+
+
+def fetchc_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Name → factory for fetchc's own dialects."""
+
+    def fetch():
+        from fetchc.dialects.fetch import Fetch
+
+        return Fetch
+
+    def rngd():
+        from fetchc.dialects.rngd import Rngd
+
+        return Rngd
+
+    def fetch_seq():
+        from fetchc.dialects.fetch_seq import FetchSeq
+
+        return FetchSeq
+
+    return {"fetch": fetch, "rngd": rngd, "fetch_seq": fetch_seq}
+
+
+def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Name → factory for fetchc's own passes (ir.md §4)."""
+
+    def legalize():
+        from fetchc.passes.legalize_convert import LegalizeConvertPass
+
+        return LegalizeConvertPass
+
+    def split():
+        from fetchc.passes.split_scaling import SplitScalingPass
+
+        return SplitScalingPass
+
+    def to_seq():
+        from fetchc.passes.fetch_to_seq import FetchToSeqPass
+
+        return FetchToSeqPass
+
+    return {"fetch-legalize-convert": legalize, "fetch-split-scaling": split, "fetch-to-seq": to_seq}
+
+
+def make_context() -> Context:
+    """A context with all xDSL dialects and fetchc's registered (lazily)."""
+    ctx = Context()
+    for name, factory in {**get_all_dialects(), **fetchc_dialects()}.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """fetchc's passes and xDSL's built-in ones, by pipeline name."""
+    from xdsl.transforms import get_all_passes
+
+    return {**get_all_passes(), **fetchc_passes()}

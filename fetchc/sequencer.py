@@ -1,0 +1,480 @@
+"""Fetch Sequencer configuration: from a fetch's memref, map and shapes to the
+loop nest ``[size_0 : stride_0, ...] : packet_size`` and its read size.
+
+Pure Python (no xDSL IR): the ``fetch.fetch`` verifier (ir.md §3 rule 8) and
+the ``fetch-to-seq`` lowering both call :func:`derive` and turn a
+:class:`SequencerError` into a diagnostic on the op.
+
+Spec: ``hardware.md`` §3 "The Fetch Sequencer" (entries, merge, split,
+contiguity, read size, cycles, base and addressing), §2.2 (the cast output of
+one read fits one 32-byte flit), §1 (main / sub context read sizes).
+
+Units, everywhere in this module:
+
+* sizes, strides, offsets, ``read_size``, ``packet_size``: **elements** of
+  the stored type (``elem``);
+* ``base``, ``fetch_size``, addresses: **bytes**.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from fetchc import target
+from fetchc.target import (
+    BASE_ALIGN,
+    BASE_LIMIT,
+    FLIT_BYTES,
+    MAX_ENTRIES,
+    MAX_ENTRY_SIZE,
+    READ_BYTES,
+    SUB_READ_BYTES,
+    ElementType,
+)
+
+__all__ = [
+    "SequencerError",
+    "SequencerConfig",
+    "derive",
+    "build_entries",
+    "split_size",
+    "contiguous_run",
+]
+
+_STRIDE_MIN = -(1 << 31)
+_STRIDE_MAX = (1 << 31) - 1
+"""``seq.bin`` stores entry strides as i32 (seqbin.md words 16-23)."""
+
+_MEMORY_BITS = (4, 8, 16, 32)
+
+
+class SequencerError(Exception):
+    """A fetch that the Fetch Sequencer cannot run (hardware.md §3, ir.md §3
+    rule 8).
+
+    ``message`` is one full sentence that states the numbers involved, e.g.
+    ``"needs 9 sequencer entries, but the table holds 8"``; ``str(err)`` is
+    the same text.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class SequencerConfig:
+    """One Fetch Unit program's sequencer fields (hardware.md §3, seqbin.md
+    PROGRAMS).
+
+    * ``base``: DM **byte** address of the first element read (the memref's
+      ``base`` plus the layout offset and the map's constant terms).
+    * ``limits``: entry sizes in elements, outermost first, 1 to 8 entries.
+    * ``strides``: entry strides in **elements** of the stored type (negative
+      or 0 allowed), same order as ``limits``.
+    * ``packet_size``: elements per packet (product of the packet shape).
+    * ``read_size``: elements per hardware access.
+    * ``fetch_size``: bytes per hardware access (``read_size * bits / 8``).
+    * ``words_per_packet``: hardware accesses per packet
+      (``packet_size // read_size``).
+    * ``cycles``: accesses for the whole fetch
+      (``time_size * words_per_packet``).
+    * ``contiguous_run``: elements the innermost entries read back to back
+      (hardware.md §3).
+    * ``max_access_size``: ``gcd(packet_size, contiguous_run)`` elements.
+    """
+
+    base: int
+    limits: tuple[int, ...]
+    strides: tuple[int, ...]
+    packet_size: int
+    read_size: int
+    fetch_size: int
+    words_per_packet: int
+    cycles: int
+    contiguous_run: int
+    max_access_size: int
+
+    @property
+    def num_entries(self) -> int:
+        """Entries in use (``seq.bin`` word 7)."""
+        return len(self.limits)
+
+    def element_offsets(self) -> np.ndarray:
+        """Every element offset the loop nest reads, relative to the first
+        element read (the one at :attr:`base`), in hardware order (entry 0
+        outermost).  Shape ``(prod(limits),)``, dtype ``int64``.  Meant for
+        tests and the simulator; it materialises the whole nest."""
+        offs = np.zeros((), dtype=np.int64)
+        for n, s in zip(self.limits, self.strides):
+            offs = offs[..., None] + np.arange(n, dtype=np.int64) * s
+        return offs.reshape(-1)
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _fmt_bytes(nbits: int) -> str:
+    """``nbits`` as a byte count: ``"4"``, ``"0.5"``."""
+    b = Fraction(nbits, 8)
+    return str(b.numerator) if b.denominator == 1 else str(float(b))
+
+
+def _read_bytes_text() -> str:
+    return ", ".join(str(b) for b in READ_BYTES[:-1]) + f" or {READ_BYTES[-1]}"
+
+
+def split_size(n: int) -> tuple[int, int] | None:
+    """Split a dimension of ``n`` > 65536 elements into ``(a, b)`` with
+    ``a * b == n``, ``a, b <= 65536`` and ``b`` the largest such divisor
+    (hardware.md §3), or ``None`` when no such pair exists."""
+    lo = -(-n // MAX_ENTRY_SIZE)  # b >= ceil(n / 65536) so that a <= 65536
+    for b in range(min(n, MAX_ENTRY_SIZE), lo - 1, -1):
+        if n % b == 0:
+            return n // b, b
+    return None
+
+
+def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
+    """The sequencer entries ``[(size, stride), ...]`` (outermost first) for
+    stream dimensions of ``sizes`` with element ``strides`` (outermost first),
+    hardware.md §3:
+
+    1. size-1 entries vanish;
+    2. walking from the innermost entry outward, an outer ``(n_o : s_o)``
+       merges into the (possibly already merged) entry inside it
+       ``(n_i : s_i)``, giving ``(n_o*n_i : s_i)``, when
+       ``s_o == n_i * s_i`` and ``n_o * n_i <= 65536``;
+    3. an entry of ``n > 65536`` is split into ``(a : b*s), (b : s)`` with
+       ``b`` the largest divisor of ``n`` such that ``a, b <= 65536``
+       (split entries are not merged again);
+    4. no entry left: ``[(1, 1)]``.
+
+    Raises :class:`SequencerError` when a dimension cannot be split.  The
+    entry budget (8) is *not* checked here; see :func:`derive`.
+    """
+    kept = [(n, s) for n, s in zip(sizes, strides) if n != 1]
+    merged: list[tuple[int, int]] = []  # innermost first
+    for n, s in reversed(kept):
+        if merged:
+            n_i, s_i = merged[-1]
+            if s == n_i * s_i and n * n_i <= MAX_ENTRY_SIZE:
+                merged[-1] = (n * n_i, s_i)
+                continue
+        merged.append((n, s))
+    entries: list[tuple[int, int]] = []  # outermost first
+    for n, s in reversed(merged):
+        if n > MAX_ENTRY_SIZE:
+            ab = split_size(n)
+            if ab is None:
+                raise SequencerError(
+                    f"dimension of {n} elements cannot be split into sequencer "
+                    f"entries of at most {MAX_ENTRY_SIZE}"
+                )
+            a, b = ab
+            entries += [(a, b * s), (b, s)]
+        else:
+            entries.append((n, s))
+    return entries or [(1, 1)]
+
+
+def contiguous_run(entries: Sequence[tuple[int, int]]) -> int:
+    """Elements read back to back by the innermost entries (hardware.md §3):
+    the innermost size, or 1 when its stride is 0 (a broadcast reads one
+    element per access, and the run stops there); then times each outer
+    size while that outer stride equals inner size x inner stride."""
+    n, s = entries[-1]
+    if s == 0:
+        return 1
+    run = n
+    for (n_o, s_o), (n_i, s_i) in zip(reversed(entries[:-1]), reversed(entries[1:])):
+        if s_o != n_i * s_i:
+            break
+        run *= n_o
+    return run
+
+
+# --------------------------------------------------------------------------
+# derive
+# --------------------------------------------------------------------------
+
+
+def derive(
+    *,
+    memref_shape: Sequence[int],
+    memref_strides: Sequence[int],
+    memref_offset: int,
+    map_coeffs: Sequence[Sequence[int]],
+    map_consts: Sequence[int],
+    time_shape: Sequence[int],
+    packet_shape: Sequence[int],
+    elem: ElementType,
+    context: str,
+    cast_out: ElementType | None,
+    read_size: int | None,
+    base: int,
+) -> SequencerConfig:
+    """The sequencer configuration of one fetch (hardware.md §3).
+
+    Arguments (elements unless stated):
+
+    * ``memref_shape``, ``memref_strides``, ``memref_offset``: the memref's
+      sizes and layout (identity layout: row-major strides, offset 0).
+    * ``map_coeffs[r][d]``: coefficient of stream dimension ``d`` (time dims
+      then packet dims) in memref index ``r`` of the linear affine map;
+      ``map_consts[r]`` its constant term.
+    * ``time_shape``, ``packet_shape``: the stream's shape.
+    * ``elem``: the stored element type; ``context``: ``"main"`` or
+      ``"sub"``; ``cast_out``: the output type of the chain's cast stage, or
+      ``None``; ``read_size``: a pinned read size, or ``None`` to derive one.
+    * ``base``: DM **byte** address of the memref's element 0.
+
+    Raises :class:`SequencerError`, checking in this order: malformed
+    arguments (ranks, context, a non-memory element type); ``base`` negative,
+    not a multiple of 8 or not below 2^32; non-positive sizes; an index
+    outside the memref; an address outside ``[0, 2^32)``; an odd 4-bit
+    element offset; a dimension that cannot be split, more than 8 entries, a
+    stride that does not fit i32; an odd non-innermost 4-bit entry stride;
+    a non-contiguous innermost entry; no legal (or an illegal pinned / sub)
+    read size.
+    """
+    # ---- argument shapes (caller errors) ---------------------------------
+    rank = len(memref_shape)
+    ndims = len(time_shape) + len(packet_shape)
+    if len(memref_strides) != rank or len(map_coeffs) != rank or len(map_consts) != rank:
+        raise SequencerError(
+            f"memref of rank {rank} given {len(memref_strides)} strides, "
+            f"{len(map_coeffs)} map results and {len(map_consts)} map constants"
+        )
+    for r, row in enumerate(map_coeffs):
+        if len(row) != ndims:
+            raise SequencerError(
+                f"map result {r} has {len(row)} coefficients, but the stream has "
+                f"{ndims} dimensions ({len(time_shape)} time, {len(packet_shape)} packet)"
+            )
+    if context not in target.CONTEXTS:
+        raise SequencerError(f"unknown Fetch Unit context '{context}' (expected main or sub)")
+    if elem.bits not in _MEMORY_BITS or elem.in_flight_only:
+        raise SequencerError(f"{elem} elements cannot be fetched from memory")
+    bits = elem.bits
+
+    # ---- base (hardware.md §3 last bullets) ------------------------------
+    if base < 0:
+        raise SequencerError(f"base {base} is negative; it must be a DM byte address")
+    if base % BASE_ALIGN != 0:
+        raise SequencerError(f"base {base} is not a multiple of {BASE_ALIGN} bytes")
+    if base >= BASE_LIMIT:
+        raise SequencerError(f"base {base} is not below 2^32 = {BASE_LIMIT}")
+
+    # ---- sizes -----------------------------------------------------------
+    for what, shape in (("memref", memref_shape), ("time", time_shape), ("packet", packet_shape)):
+        for i, n in enumerate(shape):
+            if n <= 0:
+                raise SequencerError(
+                    f"{what} dimension {i} has size {n}, but every dimension needs "
+                    f"a positive size"
+                )
+    sizes = [*time_shape, *packet_shape]
+
+    # ---- index bounds (every address inside the memref) ------------------
+    for r in range(rank):
+        lo = hi = map_consts[r]
+        for d, n in enumerate(sizes):
+            span = map_coeffs[r][d] * (n - 1)
+            lo += min(0, span)
+            hi += max(0, span)
+        if lo < 0 or hi >= memref_shape[r]:
+            raise SequencerError(
+                f"index {r} of the memref reaches [{lo}, {hi}] but the dimension "
+                f"has size {memref_shape[r]}: address outside the memref"
+            )
+
+    # ---- element strides and first element -------------------------------
+    dim_strides = [
+        sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(ndims)
+    ]
+    offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
+    lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
+    hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
+    lo_addr = base + (lo_e * bits) // 8
+    hi_addr = base + (hi_e * bits) // 8 + max(1, bits // 8) - 1
+    if lo_addr < 0 or hi_addr >= BASE_LIMIT:
+        raise SequencerError(
+            f"the fetch reaches DM byte addresses [{lo_addr}, {hi_addr}], outside "
+            f"[0, 2^32): address outside the addressable DM"
+        )
+
+    # ---- 4-bit offset ----------------------------------------------------
+    if bits == 4 and offset % 2 != 0:
+        raise SequencerError(
+            f"odd 4-bit element offset {offset} is not addressable: element 2i is "
+            f"the low nibble of byte i"
+        )
+    prog_base = base + offset * bits // 8
+
+    # ---- entries ---------------------------------------------------------
+    entries = build_entries(sizes, dim_strides)
+    if len(entries) > MAX_ENTRIES:
+        raise SequencerError(
+            f"needs {len(entries)} sequencer entries, but the table holds {MAX_ENTRIES}"
+        )
+    for n, s in entries:
+        if not _STRIDE_MIN <= s <= _STRIDE_MAX:
+            raise SequencerError(
+                f"sequencer entry [{n} : {s}] has a stride of {s} elements, which does "
+                f"not fit the 32-bit signed stride field"
+            )
+    if bits == 4:
+        for k, (n, s) in enumerate(entries[:-1]):
+            if s % 2 != 0:
+                raise SequencerError(
+                    f"odd 4-bit entry stride {s} (entry {k}, [{n} : {s}]) is not "
+                    f"addressable: every access must start on a byte, and element 2i "
+                    f"is the low nibble of byte i"
+                )
+
+    # ---- innermost contiguity --------------------------------------------
+    packet_size = math.prod(packet_shape)
+    n_in, s_in = entries[-1]
+    if packet_size != 1:
+        if s_in not in (0, 1):
+            raise SequencerError(
+                f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
+                f"packet of {packet_size} elements needs innermost stride 0 or 1"
+            )
+        if n_in % packet_size != 0:
+            raise SequencerError(
+                f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: its "
+                f"size {n_in} is not a multiple of the packet size {packet_size}"
+            )
+
+    run = contiguous_run(entries)
+    max_access = math.gcd(packet_size, run)
+
+    # ---- read size -------------------------------------------------------
+    if context == "main":
+        r = _main_read_size(elem, cast_out, read_size, packet_size, run, max_access)
+    else:
+        r = _sub_read_size(elem, cast_out, read_size, packet_size, run, max_access)
+
+    words = packet_size // r
+    return SequencerConfig(
+        base=prog_base,
+        limits=tuple(n for n, _ in entries),
+        strides=tuple(s for _, s in entries),
+        packet_size=packet_size,
+        read_size=r,
+        fetch_size=r * bits // 8,
+        words_per_packet=words,
+        cycles=math.prod(time_shape) * words,
+        contiguous_run=run,
+        max_access_size=max_access,
+    )
+
+
+def _legal_bytes(r: int, bits: int) -> bool:
+    return (r * bits) % 8 == 0 and (r * bits) // 8 in READ_BYTES
+
+
+def _cast_fits(r: int, cast_out: ElementType | None) -> bool:
+    return cast_out is None or r * cast_out.bits <= FLIT_BYTES * 8
+
+
+def _cast_text(r: int, cast_out: ElementType) -> str:
+    """``"to 16 x 4 = 64 bytes of i32, more than one 32-byte flit"``."""
+    return (
+        f"to {r} x {_fmt_bytes(cast_out.bits)} = {_fmt_bytes(r * cast_out.bits)} "
+        f"bytes of {cast_out}, more than one {FLIT_BYTES}-byte flit"
+    )
+
+
+def _access_text(packet_size: int, run: int, max_access: int) -> str:
+    return (
+        f"the max access size {max_access} (gcd of the packet size {packet_size} and "
+        f"the contiguous run {run})"
+    )
+
+
+def _main_read_size(
+    elem: ElementType,
+    cast_out: ElementType | None,
+    pinned: int | None,
+    packet_size: int,
+    run: int,
+    max_access: int,
+) -> int:
+    """hardware.md §3 "Read size", main context; §2.2 flit limit."""
+    bits = elem.bits
+    if pinned is not None:
+        if pinned <= 0:
+            raise SequencerError(f"read_size {pinned} is not a positive number of elements")
+        if not _legal_bytes(pinned, bits):
+            raise SequencerError(
+                f"read_size {pinned} of {elem} is {_fmt_bytes(pinned * bits)} bytes, but a "
+                f"read must be {_read_bytes_text()} bytes"
+            )
+        if max_access % pinned != 0:
+            raise SequencerError(
+                f"read_size {pinned} does not divide "
+                f"{_access_text(packet_size, run, max_access)}"
+            )
+        if not _cast_fits(pinned, cast_out):
+            assert cast_out is not None
+            raise SequencerError(
+                f"read_size {pinned} of {elem} casts {_cast_text(pinned, cast_out)}"
+            )
+        return pinned
+    for r in range(max_access, 0, -1):
+        if max_access % r == 0 and _legal_bytes(r, bits) and _cast_fits(r, cast_out):
+            return r
+    cast_clause = (
+        f" with a {cast_out} cast output of at most {FLIT_BYTES} bytes" if cast_out else ""
+    )
+    raise SequencerError(
+        f"no legal read size: no divisor of {_access_text(packet_size, run, max_access)} "
+        f"is {_read_bytes_text()} whole bytes of {elem}{cast_clause}"
+    )
+
+
+def _sub_read_size(
+    elem: ElementType,
+    cast_out: ElementType | None,
+    pinned: int | None,
+    packet_size: int,
+    run: int,
+    max_access: int,
+) -> int:
+    """hardware.md §1 and §3: the sub context reads exactly 8 bytes; §2.2
+    flit limit applies to that fixed read."""
+    bits = elem.bits
+    r = SUB_READ_BYTES * 8 // bits
+    if (packet_size * bits) % (SUB_READ_BYTES * 8) != 0:
+        raise SequencerError(
+            f"the sub Fetch Unit reads exactly {SUB_READ_BYTES} bytes; a packet of "
+            f"{packet_size} {elem} elements ({_fmt_bytes(packet_size * bits)} bytes) is not "
+            f"a whole number of {SUB_READ_BYTES}-byte reads"
+        )
+    if pinned is not None and pinned != r:
+        raise SequencerError(
+            f"read_size {pinned} is not possible on the sub Fetch Unit: it reads exactly "
+            f"{SUB_READ_BYTES} bytes = {r} {elem} elements"
+        )
+    if max_access % r != 0:
+        raise SequencerError(
+            f"the sub Fetch Unit reads exactly {SUB_READ_BYTES} bytes = {r} {elem} "
+            f"elements, which does not divide {_access_text(packet_size, run, max_access)}"
+        )
+    if not _cast_fits(r, cast_out):
+        assert cast_out is not None
+        raise SequencerError(
+            f"the sub Fetch Unit reads exactly {SUB_READ_BYTES} bytes = {r} {elem} "
+            f"elements, which cast {_cast_text(r, cast_out)}"
+        )
+    return r

@@ -1,0 +1,338 @@
+"""The RNGD Fetch Unit / Fetch Sequencer / Fetch Adapter target model.
+
+Every hardware fact fetchc relies on lives here, and every other module imports
+it from here: element types and their ``seq.bin`` codes, the conversion tables
+of the adapter's three stages, zero-point ranges, sequencer limits, and the
+lookup-table contents (built from ``ml_dtypes``, never hand-written).
+
+Spec: ``hardware.md`` §1-3 and §5, ``seqbin.md`` ("dtype codes", "TABLES").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.ir import Attribute
+
+# --------------------------------------------------------------------------
+# Element types (hardware.md §1, seqbin.md "dtype codes")
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One of the hardware's element types.
+
+    ``name`` is the MLIR builtin spelling (``f4E2M1FN``), ``bits`` the storage
+    width, ``code`` the ``seq.bin`` dtype code, ``np_dtype`` the numpy /
+    ``ml_dtypes`` dtype that holds one value (4-bit types: one value per byte),
+    ``in_flight_only`` marks ``i5``/``i9``, which never live in memory.
+    """
+
+    name: str
+    bits: int
+    code: int
+    is_float: bool
+    np_dtype: np.dtype
+    in_flight_only: bool = False
+
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes one element occupies at the adapter output (``seqbin.md``
+        ``flit_count``: i5 counts 1 byte, i9 2, 4-bit types ½ → use
+        :attr:`bits` for those)."""
+        return max(1, (self.bits + 7) // 8)
+
+    @property
+    def is_subbyte(self) -> bool:
+        return self.bits == 4
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _et(name: str, bits: int, code: int, is_float: bool, dt, flight: bool = False):
+    return ElementType(name, bits, code, is_float, np.dtype(dt), flight)
+
+
+I4 = _et("i4", 4, 1, False, ml_dtypes.int4)
+I8 = _et("i8", 8, 2, False, np.int8)
+I16 = _et("i16", 16, 3, False, np.int16)
+I32 = _et("i32", 32, 4, False, np.int32)
+I5 = _et("i5", 5, 5, False, np.int8, True)
+I9 = _et("i9", 9, 6, False, np.int16, True)
+F4E2M1FN = _et("f4E2M1FN", 4, 7, True, ml_dtypes.float4_e2m1fn)
+F8E4M3FN = _et("f8E4M3FN", 8, 8, True, ml_dtypes.float8_e4m3fn)
+F8E5M2 = _et("f8E5M2", 8, 9, True, ml_dtypes.float8_e5m2)
+BF16 = _et("bf16", 16, 10, True, ml_dtypes.bfloat16)
+F32 = _et("f32", 32, 11, True, np.float32)
+F8E8M0FNU = _et("f8E8M0FNU", 8, 12, True, ml_dtypes.float8_e8m0fnu)
+
+ELEMENT_TYPES: tuple[ElementType, ...] = (
+    I4, I8, I16, I32, I5, I9, F4E2M1FN, F8E4M3FN, F8E5M2, BF16, F32, F8E8M0FNU,
+)
+BY_NAME: dict[str, ElementType] = {t.name: t for t in ELEMENT_TYPES}
+BY_CODE: dict[int, ElementType] = {t.code: t for t in ELEMENT_TYPES}
+
+_XDSL_FLOATS: dict[type, ElementType] = {
+    builtin.Float4E2M1FNType: F4E2M1FN,
+    builtin.Float8E4M3FNType: F8E4M3FN,
+    builtin.Float8E5M2Type: F8E5M2,
+    builtin.Float8E8M0FNUType: F8E8M0FNU,
+    builtin.BFloat16Type: BF16,
+    builtin.Float32Type: F32,
+}
+_INT_WIDTHS: dict[int, ElementType] = {4: I4, 8: I8, 16: I16, 32: I32, 5: I5, 9: I9}
+
+
+def element_type(attr: Attribute) -> ElementType | None:
+    """The hardware element type an MLIR type denotes, or ``None`` when the
+    hardware has no such type (``f16``, ``i1``, unsigned integers...).
+
+    Integers must be signless (hardware.md: "Integers are signless and read
+    as signed")."""
+    if isinstance(attr, builtin.IntegerType):
+        if attr.signedness.data != builtin.Signedness.SIGNLESS:
+            return None
+        return _INT_WIDTHS.get(attr.width.data)
+    return _XDSL_FLOATS.get(type(attr))
+
+
+def mlir_type(t: ElementType) -> Attribute:
+    """The MLIR builtin type for a hardware element type."""
+    if not t.is_float:
+        return builtin.IntegerType(t.bits)
+    return {
+        "f4E2M1FN": builtin.f4E2M1FN,
+        "f8E4M3FN": builtin.f8E4M3FN,
+        "f8E5M2": builtin.f8E5M2,
+        "f8E8M0FNU": builtin.f8E8M0FNU,
+        "bf16": builtin.bf16,
+        "f32": builtin.f32,
+    }[t.name]
+
+
+def type_name(attr: Attribute) -> str:
+    """MLIR spelling of any type, for diagnostics."""
+    t = element_type(attr)
+    if t is not None:
+        return t.name
+    from xdsl.printer import Printer
+    from io import StringIO
+
+    s = StringIO()
+    Printer(stream=s).print_attribute(attr)
+    return s.getvalue()
+
+
+# --------------------------------------------------------------------------
+# Fetch Unit contexts (hardware.md §1)
+# --------------------------------------------------------------------------
+
+CONTEXTS: tuple[str, ...] = ("main", "sub")
+UNIT_CODE: dict[str, int] = {"main": 0, "sub": 1}
+"""``seq.bin`` PROGRAMS word 0."""
+
+# --------------------------------------------------------------------------
+# Adapter stages (hardware.md §2)
+# --------------------------------------------------------------------------
+
+STAGE_TABLE_LOOKUP = 1 << 0
+STAGE_TYPE_CONVERSION = 1 << 1
+STAGE_ZERO_POINT = 1 << 2
+"""``seq.bin`` PROGRAMS word 24 bits."""
+
+LOOKUP_TABLES: dict[tuple[ElementType, ElementType], bool] = {
+    (F4E2M1FN, F8E4M3FN): True,
+    (F4E2M1FN, F8E5M2): True,
+    (F8E4M3FN, BF16): False,
+    (F8E5M2, BF16): False,
+}
+"""hardware.md §2.1: (input, output) → paired?  Exactly these four."""
+
+CAST_CODES: dict[tuple[ElementType, ElementType], int] = {
+    (I4, I32): 0,
+    (I8, I32): 1,
+    (I16, I32): 2,
+    (F8E4M3FN, F32): 3,
+    (F8E5M2, F32): 4,
+    (BF16, F32): 5,
+    (F32, BF16): 6,
+}
+"""hardware.md §2.2: (input, output) → ``type_conversion`` code.  No others."""
+
+
+@dataclass(frozen=True)
+class ZeroPointRule:
+    """hardware.md §2.3: ``out = in - zero_point`` widening ``source`` to
+    ``result``; ``zero_point`` must lie in ``[lo, hi]``; ``mode`` is the
+    ``seq.bin`` ``zp_mode`` word."""
+
+    source: ElementType
+    result: ElementType
+    lo: int
+    hi: int
+    mode: int
+
+
+ZERO_POINT: dict[ElementType, ZeroPointRule] = {
+    I4: ZeroPointRule(I4, I5, -8, 7, 1),
+    I8: ZeroPointRule(I8, I9, -128, 127, 2),
+}
+CONTRACTION_ONLY: frozenset[ElementType] = frozenset({I5, I9})
+"""Types only ``rngd.contract_outer`` may consume (hardware.md §2.3)."""
+
+
+def lookup_outputs(src: ElementType) -> list[ElementType]:
+    return [o for (i, o) in LOOKUP_TABLES if i == src]
+
+
+def cast_outputs(src: ElementType) -> list[ElementType]:
+    return [o for (i, o) in CAST_CODES if i == src]
+
+
+# --------------------------------------------------------------------------
+# Fetch Sequencer limits (hardware.md §3)
+# --------------------------------------------------------------------------
+
+MAX_ENTRIES = 8
+"""Sequencer loop-nest entries per program."""
+MAX_ENTRY_SIZE = 65536
+"""Largest ``limits[k]`` value."""
+FLIT_BYTES = 32
+"""Bytes in one flit; also the cap on one read's cast output."""
+READ_BYTES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+"""Legal ``fetch_size`` values (bytes per hardware access), main context."""
+SUB_READ_BYTES = 8
+"""The sub context's fixed ``fetch_size``."""
+BASE_ALIGN = 8
+"""``base`` must be a multiple of this many bytes."""
+BASE_LIMIT = 1 << 32
+"""``base`` (and every address) must be below this."""
+
+# --------------------------------------------------------------------------
+# Lookup tables (hardware.md §2.1, seqbin.md "TABLES")
+# --------------------------------------------------------------------------
+
+TABLE_ENTRIES = 256
+TABLE_ENTRY_BYTES = 2
+TABLE_KEY_BYTES = 1
+
+
+@cache
+def _lookup_table(src: ElementType, dst: ElementType) -> bytes:
+    keys = np.arange(TABLE_ENTRIES, dtype=np.uint8)
+    if LOOKUP_TABLES[(src, dst)]:
+        # Paired: key byte k holds two e2m1 codes, k & 0xF (even element) and
+        # k >> 4 (odd element); the entry holds both decoded 8-bit values.
+        codes = np.arange(16, dtype=np.uint8).view(src.np_dtype)
+        decoded = codes.astype(dst.np_dtype).view(np.uint8).astype(np.uint16)
+        entries = decoded[keys & 0xF] | (decoded[keys >> 4] << 8)
+    else:
+        entries = keys.view(src.np_dtype).astype(dst.np_dtype).view(np.uint16)
+    return entries.astype("<u2").tobytes()
+
+
+def lookup_table(src: ElementType, dst: ElementType) -> np.ndarray:
+    """The 256 ``u16`` entries of the table for ``src → dst`` (shape
+    ``(256,)``, dtype ``uint16``), exactly as ``seq.bin`` stores them.
+
+    Raises ``KeyError`` for a pair outside :data:`LOOKUP_TABLES`.
+    Spec: seqbin.md "TABLES"; every entry is ``ml_dtypes``' conversion."""
+    return np.frombuffer(_lookup_table(src, dst), dtype="<u2").copy()
+
+
+def flit_count(packet_size: int, out: ElementType) -> int:
+    """32-byte flits one packet of ``packet_size`` elements of ``out``
+    occupies at the adapter output, rounded up (seqbin.md word 30)."""
+    if out.is_subbyte:
+        nbytes = (packet_size + 1) // 2
+    else:
+        nbytes = packet_size * out.storage_bytes
+    return -(-nbytes // FLIT_BYTES)
+
+
+# --------------------------------------------------------------------------
+# Conversion requests (ir.md §4 fetch-legalize-convert)
+# --------------------------------------------------------------------------
+
+TABLE_LOOKUP = "table_lookup"
+CAST = "cast"
+
+
+class NoConversionError(ValueError):
+    """No adapter stage chain converts ``src`` to ``dst``; the message says
+    what the adapter offers from ``src`` and, where one exists, the route
+    through later engines."""
+
+
+def _chain(src: ElementType, dst: ElementType) -> list[tuple[str, ElementType]] | None:
+    if src == dst:
+        return []
+    if (src, dst) in LOOKUP_TABLES:
+        return [(TABLE_LOOKUP, dst)]
+    if (src, dst) in CAST_CODES:
+        return [(CAST, dst)]
+    # One lookup followed by one cast (hardware stage order).
+    for (i, mid) in LOOKUP_TABLES:
+        if i == src and (mid, dst) in CAST_CODES:
+            return [(TABLE_LOOKUP, mid), (CAST, dst)]
+    return None
+
+
+_ROUTES: dict[tuple[str, str], str] = {
+    ("f32", "f8E4M3FN"): "narrow f32 to an 8-bit float later, in the Cast Engine",
+    ("f32", "f8E5M2"): "narrow f32 to an 8-bit float later, in the Cast Engine",
+    ("bf16", "f8E4M3FN"): "narrow to an 8-bit float later, in the Cast Engine",
+    ("bf16", "f8E5M2"): "narrow to an 8-bit float later, in the Cast Engine",
+    ("f4E2M1FN", "bf16"): (
+        "convert to f32 here and narrow to bf16 in the Cast Engine, or decode to "
+        "f8E4M3FN, commit it to DM and fetch it again through the non-paired table"
+    ),
+    ("f8E8M0FNU", "f32"): (
+        "fetch the raw f8E8M0FNU codes and decode 2^(e-127) in the Vector Engine "
+        "(what fetch-split-scaling does for MXFP4 block scales)"
+    ),
+}
+
+
+def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType) -> list[tuple[str, ElementType]]:
+    """The adapter stages that convert ``src`` to ``dst``, in hardware order:
+    a list of ``(TABLE_LOOKUP | CAST, output type)``; ``[]`` for identity.
+
+    Raises :class:`NoConversionError` when the adapter has no such chain.
+    Spec: ir.md §4 (``fetch-legalize-convert``), hardware.md §2.1-2.2."""
+    s = src if isinstance(src, ElementType) else element_type(src)
+    d = dst if isinstance(dst, ElementType) else element_type(dst)
+    sname = s.name if s else type_name(src)  # type: ignore[arg-type]
+    dname = d.name if d else type_name(dst)  # type: ignore[arg-type]
+    hw = ", ".join(t.name for t in ELEMENT_TYPES if not t.in_flight_only)
+    if s is None or s.in_flight_only:
+        raise NoConversionError(f"{sname} is not a type the Fetch Adapter reads; it reads {hw}")
+    if d is None:
+        raise NoConversionError(f"{dname} is not a Fetch Adapter type; it produces {hw}, i5, i9")
+    if d.in_flight_only:
+        raise NoConversionError(
+            f"fetch.convert never produces {dname}: the zero-point stage is the only way, "
+            f"use fetch.zp_sub"
+        )
+    chain = _chain(s, d)
+    if chain is not None:
+        return chain
+    offers = [t for t in ELEMENT_TYPES if t != s and not t.in_flight_only and _chain(s, t)]
+    what = (
+        "from " + sname + " it offers " + ", ".join(
+            f"{t.name} ({' + '.join(k.replace('_', ' ') for k, _ in _chain(s, t) or [])})" for t in offers
+        )
+        if offers
+        else f"it has no stage that reads {sname}"
+    )
+    msg = f"the Fetch Adapter cannot convert {sname} to {dname}: {what}"
+    route = _ROUTES.get((sname, dname))
+    if route:
+        msg += f"; instead, {route}"
+    raise NoConversionError(msg)

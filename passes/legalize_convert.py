@@ -1,0 +1,102 @@
+"""``fetch-legalize-convert``: every ``fetch.convert`` becomes the legal
+adapter stage chain, or a located error saying what the adapter offers.
+
+* ``f8E4M3FN``/``f8E5M2 → bf16``: non-paired ``fetch.table_lookup``;
+* ``f4E2M1FN → f8E4M3FN``/``f8E5M2``: paired ``fetch.table_lookup``;
+* ``f4E2M1FN → f32``: paired lookup to ``f8E4M3FN`` + ``fetch.cast``;
+* the seven casts of hardware.md §2.2: ``fetch.cast``;
+* identity: the convert disappears.
+
+The chain comes from :func:`fetchc.target.conversion_chain`.  The pass also
+rejects a chain that would break the stage order together with the stages
+already around the convert (a second cast, a lookup after a cast) and a
+lookup on the ``sub`` context.  Spec: ir.md §4, hardware.md §2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from fetchc import target
+from fetchc.diagnostics import PassError
+from fetchc.dialects.fetch import ADAPTER_ORDER, STAGE_TEXT, CastOp, ConvertOp, StreamType, TableLookupOp
+
+_KIND_OP = {target.TABLE_LOOKUP: "fetch.table_lookup", target.CAST: "fetch.cast"}
+
+
+def _stages_before(op: Operation) -> list[Operation]:
+    out: list[Operation] = []
+    v = op.operands[0]
+    while isinstance(v.owner, Operation) and v.owner.name in ADAPTER_ORDER:
+        out.append(v.owner)
+        v = v.owner.operands[0]
+    return out
+
+
+def _stages_after(op: Operation) -> list[Operation]:
+    out: list[Operation] = []
+    cur = op
+    while cur.results and len(uses := list(cur.results[0].uses)) == 1 and uses[0].operation.name in ADAPTER_ORDER:
+        cur = uses[0].operation
+        out.append(cur)
+    return out
+
+
+class LegalizeConvert(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter) -> None:
+        src, dst = op.in_type, op.out_type
+        try:
+            chain = target.conversion_chain(src.element_type, dst.element_type)
+        except target.NoConversionError as e:
+            raise PassError(op, f"cannot be legalised: {e}") from None
+
+        names = [_KIND_OP[k] for k, _ in chain]
+        if src.ctx == "sub" and "fetch.table_lookup" in names:
+            raise PassError(
+                op,
+                f"needs a table lookup for {src.elem} -> {dst.elem}, but the stream is on the sub Fetch Unit, "
+                "which has no table-lookup register; decode on the main context, commit the result to DM "
+                "with rngd.commit, then stage it with a convert-only StoTrf fetch on the sub context",
+            )
+        before, after = _stages_before(op), _stages_after(op)
+        order = [ADAPTER_ORDER[o.name] for o in reversed(before)] + [ADAPTER_ORDER[n] for n in names] + [
+            ADAPTER_ORDER[o.name] for o in after
+        ]
+        if any(a >= b for a, b in zip(order, order[1:])):
+            what = " + ".join(STAGE_TEXT[n] for n in names)
+            raise PassError(
+                op,
+                f"legalises {src.elem} -> {dst.elem} to {what}, which breaks the adapter's stage order "
+                "together with the stages around it: the Fetch Adapter runs table lookup, then type cast, "
+                "then zero-point subtraction, each at most once",
+                [(o, f"this {STAGE_TEXT[o.name]} is on the same stream") for o in reversed(before)]
+                + [(o, f"this {STAGE_TEXT[o.name]} is on the same stream") for o in after],
+            )
+
+        value = op.input
+        for kind, out in chain:
+            t = StreamType(src.ctx, src.time, src.packet, target.mlir_type(out))
+            new = (TableLookupOp if kind == target.TABLE_LOOKUP else CastOp)(value, t)
+            new.location = op.location
+            rewriter.insert_op(new)
+            value = new.result
+        rewriter.replace_op(op, [], [value])
+
+
+@dataclass(frozen=True)
+class LegalizeConvertPass(ModulePass):
+    """``fetch-legalize-convert`` (ir.md §4).  Raises
+    :class:`fetchc.diagnostics.PassError` at the first ``fetch.convert`` with
+    no legal chain."""
+
+    name = "fetch-legalize-convert"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(LegalizeConvert(), apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,150 @@
+"""``fetch-split-scaling``: split ``fetch.dequant`` into adapter stages plus
+downstream Vector Engine work (the table is static and carries no scale).
+
+For ``%w = fetch.dequant %codes, %bscale[, %gscale] {format}`` where
+``%codes = fetch.fetch %packed {map = M, base = B}``::
+
+    %codes = fetch.fetch %packed {map = M, base = B}           // unchanged
+    %sc    = fetch.fetch %bscale {map = M', base = scale_base}  // inserted right after
+    %sf    = fetch.cast %sc : ...f8E4M3FN -> ...f32             // nvfp4 only
+    %d     = fetch.table_lookup %codes : f4E2M1FN -> f8E4M3FN   // paired table
+    %f     = fetch.cast %d : f8E4M3FN -> f32
+    %b     = rngd.block_scale %f, %sf {block = 16|32}           // E2M1 * f32(bscale)
+    %w     = rngd.tensor_scale %b, %gscale                      // nvfp4 only: * gscale
+
+so the result is ``(E2M1[code] * f32(bscale)) * gscale`` in f32, block scale
+first, tensor scale second, bit for bit as hardware.md §4 defines it (MXFP4:
+``E2M1[code] * 2^(e-127)``, decoded by ``rngd.block_scale`` from the raw
+``f8E8M0FNU`` stream, since the adapter has no e8m0 cast).
+
+``M'`` reads one scale per block: the codes' packets must cover whole blocks
+along the input axis (the memref's last index): the innermost packet dim must
+walk the input axis with coefficient 1 and a size that is a multiple of the
+block, and every other coefficient and the constant on that axis must be
+multiples of the block.  The scale stream keeps the time shape; its innermost
+packet dim is divided by the block.  Anything else is a located error.
+
+The scale memref's DM address is the dequant's optional ``scale_base``
+property (bytes, default 0, like ``fetch.fetch``'s ``base``).
+Spec: ir.md §2 (``fetch.dequant``), §4; hardware.md §4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+
+from fetchc import target
+from fetchc.diagnostics import PassError
+from fetchc.dialects.fetch import DEQUANT_FORMATS, CastOp, DequantOp, FetchOp, StreamType, TableLookupOp, linear_coefficients
+from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
+
+
+def _affine(coeffs: list[int], const: int) -> AffineExpr:
+    expr = AffineExpr.constant(const)
+    for d, c in enumerate(coeffs):
+        if c:
+            expr = expr + AffineExpr.dimension(d) * c
+    return expr
+
+
+def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> tuple[AffineMap, StreamType]:
+    """The map and stream type that read one block scale per ``block`` codes
+    for the codes fetch ``codes``.  Raises ``ValueError`` (message for the
+    user) when the packets do not cover whole blocks along the input axis or
+    the scale memref has the wrong shape."""
+    st = codes.stream
+    cshape = list(codes.memref.get_shape())
+    sshape = list(bscale_type.get_shape())
+    want = cshape[:-1] + [cshape[-1] // block]
+    if cshape[-1] % block or sshape != want:
+        raise ValueError(
+            f"the block-scale memref must be {'x'.join(map(str, want))} (rows, cols / {block}) for codes "
+            f"{'x'.join(map(str, cshape))}, not {'x'.join(map(str, sshape))}"
+            + (f"; the input axis ({cshape[-1]}) is not a whole number of blocks" if cshape[-1] % block else "")
+        )
+    coeffs, consts = linear_coefficients(codes.affine_map())
+    nt, npk = len(st.time), len(st.packet)
+    inner = nt + npk - 1
+    axis = len(cshape) - 1
+    p_inner = st.packet[-1]
+    why = None
+    if coeffs[axis][inner] != 1 or any(coeffs[r][inner] for r in range(axis)):
+        why = "the innermost packet dim does not walk the input axis (the memref's last index) with step 1"
+    elif p_inner % block:
+        why = f"the innermost packet dim has {p_inner} elements, not a multiple of the {block}-element block"
+    elif consts[axis] % block:
+        why = f"the reads start at input index {consts[axis]}, not on a block boundary"
+    else:
+        bad = [d for d in range(inner) if coeffs[axis][d] % block]
+        if bad:
+            why = f"dim {bad[0]} steps the input axis by {coeffs[axis][bad[0]]}, not a multiple of the {block}-element block"
+    if why:
+        raise ValueError(f"packets do not cover whole blocks along the input axis: {why}")
+    scoeffs = [list(c) for c in coeffs]
+    sconsts = list(consts)
+    scoeffs[axis] = [c // block for c in coeffs[axis]]
+    scoeffs[axis][inner] = 1
+    sconsts[axis] = consts[axis] // block
+    amap = AffineMap(nt + npk, 0, tuple(_affine(scoeffs[r], sconsts[r]) for r in range(len(cshape))))
+    stype = StreamType(st.ctx, st.time, st.packet[:-1] + (p_inner // block,), bscale_type.element_type)
+    return amap, stype
+
+
+class SplitScaling(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DequantOp, rewriter: PatternRewriter) -> None:
+        fmt = DEQUANT_FORMATS[op.format.data]
+        block = fmt["block"]
+        codes = op.input.owner
+        assert isinstance(codes, FetchOp)
+        bs_type = op.bscale.type
+        assert isinstance(bs_type, MemRefType)
+        try:
+            amap, stype = scale_fetch_layout(codes, bs_type, block)
+        except ValueError as e:
+            raise PassError(op, str(e), [(codes, "the codes are fetched here")]) from None
+
+        scale_base = 0 if op.scale_base is None else op.scale_base.value.data
+        sfetch = FetchOp(op.bscale, stype, map=amap, base=scale_base)
+        sfetch.location = op.location
+        rewriter.insert_op(sfetch, InsertPoint.after(codes))
+        scale = sfetch.result
+        if fmt["scale"] == target.F8E4M3FN:
+            scast = CastOp(scale, stype.with_element(target.mlir_type(target.F32)))
+            scast.location = op.location
+            rewriter.insert_op(scast, InsertPoint.after(sfetch))
+            scale = scast.result
+
+        st = codes.stream
+        ops = []
+        look = TableLookupOp(codes.result, st.with_element(target.mlir_type(target.F8E4M3FN)))
+        cast = CastOp(look.result, st.with_element(target.mlir_type(target.F32)))
+        bscale = BlockScaleOp(cast.result, scale, block)
+        ops += [look, cast, bscale]
+        result = bscale.result
+        if op.gscale is not None:
+            tscale = TensorScaleOp(result, op.gscale)
+            ops.append(tscale)
+            result = tscale.result
+        for o in ops:
+            o.location = op.location
+        rewriter.replace_op(op, ops, [result])
+
+
+@dataclass(frozen=True)
+class SplitScalingPass(ModulePass):
+    """``fetch-split-scaling`` (ir.md §4).  Raises
+    :class:`fetchc.diagnostics.PassError` at a ``fetch.dequant`` whose packets
+    do not cover whole blocks along the input axis."""
+
+    name = "fetch-split-scaling"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(SplitScaling(), apply_recursively=False).rewrite_module(op)

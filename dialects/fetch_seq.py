@@ -127,6 +127,7 @@ class ProgramOp(IRDLOperation):
     table = opt_prop_def(SymbolRefAttr)
     type_conversion = opt_prop_def(IntegerAttr)
     zero_point = opt_prop_def(IntegerAttr)
+    zp_mode = prop_def(IntegerAttr)
     flit_count = prop_def(IntegerAttr)
     words_per_packet = prop_def(IntegerAttr)
     cycles = prop_def(IntegerAttr)

@@ -124,8 +124,8 @@ def check_not_contraction_only(op: Operation, v: SSAValue, what: str) -> None:
 
 
 def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> None:
-    s = src.element_type if isinstance(src, StreamType) else src  # type: ignore[attr-defined]
-    d = dst.element_type if isinstance(dst, StreamType) else dst  # type: ignore[attr-defined]
+    s = src.element_type if isinstance(src, (StreamType, _RegFileType)) else src
+    d = dst.element_type if isinstance(dst, (StreamType, _RegFileType)) else dst
     if s != d:
         raise OpError(
             f"{what} element type {target.type_name(d)} differs from the stream's {target.type_name(s)}; "

@@ -79,6 +79,17 @@ class OpError(VerifyException):
         self.notes = list(notes or [])
 
 
+class PassError(OpError):
+    """An error a pass raises at ``op`` (any op of the module, not only the
+    one being rewritten), with optional ``(op, message)`` notes.  The driver
+    renders it like a verifier error: ``'fetch.convert' op <message>`` at
+    ``op``'s location."""
+
+    def __init__(self, op: Operation, message: str, notes: list[tuple[Operation, str]] | None = None):
+        super().__init__(message, notes)
+        self.op = op
+
+
 # --------------------------------------------------------------------------- #
 # Diagnostic objects
 # --------------------------------------------------------------------------- #

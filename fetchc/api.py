@@ -1,0 +1,79 @@
+"""The embedding API: compile MLIR text or an in-memory module to ``seq.bin``.
+
+Example::
+
+    import fetchc
+    result = fetchc.compile(open("examples/nvfp4_dequant.mlir").read())
+    open("seq.bin", "wb").write(result.seq_bin)
+    for p in result.programs:
+        print(p.name, p.limits, p.strides)
+    print(result.mlir)          # residual IR: fetch_seq programs + rngd downstream ops
+
+Spec: ir.md §4 (the default pipeline), seqbin.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+
+from fetchc.diagnostics import DiagnosticError
+from fetchc.seqbin import Program, SeqBin
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """The outcome of :func:`compile`.
+
+    ``seq_bin``: the file's bytes (seqbin.md); ``seqbin``: the same, decoded;
+    ``module``: the residual IR after the pipeline (``fetch_seq.table`` /
+    ``fetch_seq.program`` ops and the downstream ``rngd`` ops)."""
+
+    seq_bin: bytes
+    seqbin: SeqBin
+    module: ModuleOp
+
+    @property
+    def programs(self) -> tuple[Program, ...]:
+        """The Fetch Unit programs, in program order."""
+        return self.seqbin.programs
+
+    @property
+    def mlir(self) -> str:
+        """The residual IR as MLIR text."""
+        from fetchc.driver import print_module
+
+        return print_module(self.module)
+
+
+def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeline: str | None = None) -> CompileResult:
+    """Compile MLIR text, or a ``builtin.module`` built in memory (which is
+    modified in place), to ``seq.bin``.
+
+    ``pipeline`` overrides the default ``fetch-legalize-convert,
+    fetch-split-scaling, fetch-to-seq`` (xdsl-opt syntax); it must reach the
+    ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
+    whose ``.diagnostics`` explain any parse, verifier or pass error
+    (render them with :func:`fetchc.diagnostics.render_all`)."""
+    from fetchc.context import make_context
+    from fetchc.diagnostics import Diagnostic, op_error, PassError
+    from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
+    from fetchc.emit import module_to_seqbin
+    from fetchc.parsing import parse_module
+    from fetchc.seqbin import SeqBinError, write
+
+    ctx = make_context()
+    module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
+    passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
+    result = run_pipeline(module, ctx, passes)
+    if not result.ok:
+        raise DiagnosticError(result.diagnostics)
+    try:
+        sb = module_to_seqbin(module)
+        data = write(sb)
+    except PassError as e:
+        raise DiagnosticError(op_error(e.op, e.message, e.notes)) from None
+    except SeqBinError as e:
+        raise DiagnosticError(Diagnostic.error(f"cannot serialise seq.bin: {e}")) from None
+    return CompileResult(seq_bin=data, seqbin=sb, module=module)

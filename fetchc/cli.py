@@ -1,0 +1,210 @@
+"""The ``fetchc`` command line (ir.md §5).
+
+* ``fetchc in.mlir -o seq.bin``: compile (parse, verify,
+  ``fetch-legalize-convert``, ``fetch-split-scaling``, ``fetch-to-seq``,
+  serialise).  ``-`` reads stdin.  ``--emit=bin|mlir|seq``, ``-p``,
+  ``--split-input-file``, ``--verify-diagnostics``, ``--print-op-generic``,
+  ``--print-ir-after-all`` behave as in ``mlir-opt``/``xdsl-opt``.
+* ``fetchc dis seq.bin [--json]``: print a ``seq.bin`` readably.
+* ``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``: run it.
+
+Exit status: 0 on success, 1 on any error (with a located ``error:``
+diagnostic on stderr), 2 for command-line usage errors.  On any error no
+output file is created or overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fetchc import __version__
+from fetchc.diagnostics import Diagnostic, DiagnosticError, SourceManager, check_expected, render_all
+
+
+def _compile_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fetchc",
+        description="Compile MLIR for the RNGD Fetch Adapter into a fetch-sequencer configuration (seq.bin). "
+        "Subcommands: 'fetchc dis seq.bin' prints one, 'fetchc sim seq.bin --dm image.bin' runs one.",
+    )
+    p.add_argument("input", nargs="?", default="-", help="input .mlir file, '-' for stdin (default)")
+    p.add_argument("-o", dest="output", default="-", help="output file, '-' for stdout (default)")
+    p.add_argument(
+        "--emit",
+        choices=("bin", "mlir", "seq"),
+        default="bin",
+        help="bin: seq.bin (default); mlir: the IR after the pipeline (default pipeline without "
+        "fetch-to-seq); seq: the IR in the fetch_seq dialect",
+    )
+    p.add_argument("-p", "--passes", dest="passes", default=None, help="run exactly this pass pipeline (xdsl-opt syntax)")
+    p.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent inputs")
+    p.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)")
+    p.add_argument("--print-op-generic", action="store_true", help="print ops in the generic form")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument("--version", action="version", version=f"fetchc {__version__}")
+    return p
+
+
+def _error(msg: str) -> int:
+    sys.stderr.write(f"error: {msg}\n")
+    return 1
+
+
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def main_compile(argv: list[str]) -> int:
+    from fetchc.context import make_context
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline, write_output
+    from fetchc.parsing import decode_source, parse_module, split_input_file
+
+    args = _compile_parser().parse_args(argv)
+    filename = "<stdin>" if args.input == "-" else args.input
+    try:
+        data = _read_input(args.input)
+    except OSError as e:
+        return _error(f"cannot read '{args.input}': {e.strerror or e}")
+    if args.emit == "bin" and args.output == "-" and sys.stdout.isatty() and not args.verify_diagnostics:
+        return _error("refusing to write seq.bin to a terminal: use -o FILE, or --emit=mlir / --emit=seq")
+
+    sources = SourceManager()
+    try:
+        text = decode_source(data, filename)
+        if args.passes is not None:
+            passes_spec = args.passes
+        else:
+            passes_spec = ",".join(MLIR_PIPELINE if args.emit == "mlir" else DEFAULT_PIPELINE)
+        parse_pipeline(passes_spec)  # reject a bad pipeline before doing any work
+    except DiagnosticError as e:
+        sys.stderr.write(render_all(e.diagnostics, sources))
+        return 1
+    sources.add(filename, text)
+
+    chunks = split_input_file(text) if args.split_input_file else [(text, 0)]
+    if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
+        return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
+
+    ctx = make_context()
+    outputs: list[bytes] = []
+    failed = False
+    for chunk, offset in chunks:
+        diags: list[Diagnostic] = []
+        module = None
+        try:
+            module = parse_module(ctx, chunk, filename, offset)
+        except DiagnosticError as e:
+            diags = e.diagnostics
+
+        def after(p, m, _generic=args.print_op_generic):
+            sys.stderr.write(f"// -----// IR Dump After {p.name} //----- //\n")
+            sys.stderr.write(print_module(m, _generic))
+
+        if module is not None:
+            result = run_pipeline(module, ctx, parse_pipeline(passes_spec), after if args.print_ir_after_all else None)
+            diags = result.diagnostics
+            if result.ok and not args.verify_diagnostics:
+                try:
+                    outputs.append(_emit(module, args.emit, args.print_op_generic))
+                except DiagnosticError as e:
+                    diags = e.diagnostics
+        if args.verify_diagnostics:
+            failures = check_expected(diags, chunk, filename, offset)
+            if failures:
+                failed = True
+                sys.stderr.write(render_all(failures, sources))
+        elif diags:
+            sys.stderr.write(render_all(diags, sources))
+            if any(d.severity == "error" for d in diags):
+                failed = True
+    if failed:
+        return 1
+    if args.verify_diagnostics:
+        return 0
+    sep = b"// -----\n"
+    try:
+        write_output(args.output, sep.join(outputs))
+    except OSError as e:
+        return _error(f"cannot write '{args.output}': {e.strerror or e}")
+    return 0
+
+
+def _emit(module, emit: str, generic: bool) -> bytes:
+    from fetchc.diagnostics import op_error
+    from fetchc.driver import print_module
+    from fetchc.emit import module_to_seqbin
+    from fetchc.diagnostics import PassError
+    from fetchc.seqbin import SeqBinError, write
+
+    if emit in ("mlir", "seq"):
+        return print_module(module, generic).encode()
+    try:
+        return write(module_to_seqbin(module))
+    except PassError as e:
+        raise DiagnosticError(op_error(e.op, e.message, e.notes)) from None
+    except SeqBinError as e:
+        raise DiagnosticError(Diagnostic.error(f"cannot serialise seq.bin: {e}")) from None
+
+
+def main_dis(argv: list[str]) -> int:
+    from fetchc.driver import write_output
+    from fetchc.seqbin import SeqBinError, disassemble, read, to_json
+
+    p = argparse.ArgumentParser(prog="fetchc dis", description="Print a seq.bin readably (validating it).")
+    p.add_argument("input", help="seq.bin file, '-' for stdin")
+    p.add_argument("--json", action="store_true", help="print JSON for tools")
+    p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    args = p.parse_args(argv)
+    name = "<stdin>" if args.input == "-" else args.input
+    try:
+        data = _read_input(args.input)
+    except OSError as e:
+        return _error(f"cannot read '{args.input}': {e.strerror or e}")
+    try:
+        read(data)
+        text = json.dumps(to_json(data), indent=2) + "\n" if args.json else disassemble(data)
+    except SeqBinError as e:
+        sys.stderr.write(f"{name}: error: {e}\n")
+        return 1
+    try:
+        write_output(args.output, text.encode())
+    except OSError as e:
+        return _error(f"cannot write '{args.output}': {e.strerror or e}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fetchc`` console script.  Returns the exit code;
+    never lets a Python traceback reach the user."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "dis":
+            return main_dis(argv[1:])
+        if argv and argv[0] == "sim":
+            from fetchc.sim import main_sim
+
+            return main_sim(argv[1:])
+        return main_compile(argv)
+    except SystemExit as e:  # argparse usage errors / --help
+        return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except KeyboardInterrupt:
+        return _error("interrupted")
+    except BrokenPipeError:
+        return 1
+    except RecursionError:
+        return _error("the input is nested too deeply for fetchc")
+    except Exception as e:  # noqa: BLE001 - last resort: an internal error, still no traceback
+        return _error(f"internal error: {type(e).__name__}: {e} (please report this with the input)")
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,143 @@
+"""The compiler driver: parse → verify → passes (verifying after each) → emit.
+
+:func:`run_pipeline` is the one place that runs passes and turns every kind
+of failure (parse error, verifier error, :class:`PassError`, a pass crash)
+into :class:`~fetchc.diagnostics.Diagnostic` objects.  The command line
+(:mod:`fetchc.cli`) and the embedding API (:mod:`fetchc.api`) both call it.
+
+Spec: ir.md §4 (default pipeline) and §5 (command line).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+
+from fetchc.context import all_passes
+from fetchc.diagnostics import Diagnostic, DiagnosticError, OpError, PassError, op_error, verify_module
+
+DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
+"""ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
+
+MLIR_PIPELINE: tuple[str, ...] = DEFAULT_PIPELINE[:-1]
+"""What ``--emit=mlir`` runs without ``-p``: the target-level IR (legal
+adapter stages plus the downstream Vector Engine ops), before register
+blocks."""
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """Parse an ``xdsl-opt``-style pipeline (``a,b{opt=v}``) against fetchc's
+    and xDSL's passes.  Raises :class:`DiagnosticError` for unknown passes or
+    bad syntax."""
+    if not spec.strip():
+        return []
+    try:
+        return list(PassPipeline.parse_spec(all_passes(), spec).passes)
+    except BaseException as e:  # xDSL raises ArgSpecParseError (a BaseException) on bad syntax
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        msg = str(e).strip().splitlines()
+        text = msg[0] if msg else type(e).__name__
+        if "Unrecognized passes" in text:
+            known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
+            text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"
+        raise DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {text}")) from None
+
+
+def print_module(module: ModuleOp, generic: bool = False) -> str:
+    """The module as MLIR text (custom form, or generic with ``generic``)."""
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    out.write("\n")
+    return out.getvalue()
+
+
+def pass_diagnostic(p: ModulePass, err: BaseException, module: ModuleOp) -> Diagnostic:
+    """The diagnostic for an exception a pass raised."""
+    if isinstance(err, PassError):
+        return op_error(err.op, err.message, err.notes)
+    if isinstance(err, DiagnosticError):
+        return err.diagnostics[0]
+    text = str(err).strip().splitlines()
+    return Diagnostic.error(
+        f"pass '{p.name}' failed with {type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+    )
+
+
+@dataclass
+class PipelineResult:
+    """What :func:`run_pipeline` produced: the module (None when parsing
+    failed), every diagnostic, and ``ok`` (no error)."""
+
+    module: ModuleOp | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def run_pipeline(
+    module: ModuleOp,
+    ctx: Context,
+    passes: Sequence[ModulePass],
+    after_pass: Callable[[ModulePass, ModuleOp], None] | None = None,
+) -> PipelineResult:
+    """Verify ``module``, then run ``passes`` in order, verifying after each
+    (like ``mlir-opt``).  Stops at the first failure.  Never raises for bad
+    input: every failure is a diagnostic in the result.  ``after_pass`` is
+    called after each successful pass (``--print-ir-after-all``)."""
+    diags = verify_module(module)
+    if diags:
+        return PipelineResult(module, diags)
+    for p in passes:
+        try:
+            p.apply(ctx, module)
+        except RecursionError:
+            return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
+        except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
+            return PipelineResult(module, [pass_diagnostic(p, err, module)])
+        diags = verify_module(module)
+        if diags:
+            for d in diags:
+                d.message += f" (after pass '{p.name}')"
+            return PipelineResult(module, diags)
+        if after_pass is not None:
+            after_pass(p, module)
+    return PipelineResult(module)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same
+    directory and ``os.replace``: readers never see a partial file, and a
+    failure leaves any existing file untouched.  Raises ``OSError``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".fetchc-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write to ``path`` atomically, or to stdout for ``-``."""
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        write_atomically(path, data)

@@ -1,0 +1,78 @@
+"""The ``seq-bin`` emitter: a module lowered to ``fetch_seq`` → :class:`SeqBin`.
+
+xDSL's output targets write text only, so ``seq.bin`` has this writer path:
+:func:`module_to_seqbin` collects the ``fetch_seq.program`` ops in program
+order (functions in file order, programs within a function in order) and the
+tables they use, each distinct table once, in order of first use; then
+:func:`fetchc.seqbin.write` serialises it.  Spec: seqbin.md, ir.md §4.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+
+from fetchc import target
+from fetchc.diagnostics import PassError
+from fetchc.dialects.fetch import StreamType
+from fetchc.dialects.fetch_seq import ProgramOp, TableOp
+from fetchc.seqbin import Program, SeqBin, Table
+
+UNLOWERED = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert", "fetch.dequant")
+
+
+def module_to_seqbin(module: ModuleOp) -> SeqBin:
+    """The ``seq.bin`` contents of a module after ``fetch-to-seq``.
+
+    Raises :class:`PassError` at the first op of the ``fetch`` dialect still
+    present (the pipeline did not reach ``fetch_seq``)."""
+    for op in module.walk():
+        if op.name in UNLOWERED:
+            raise PassError(
+                op,
+                "is still present: --emit=bin needs the pipeline to reach fetch_seq "
+                "(run fetch-legalize-convert, fetch-split-scaling, fetch-to-seq)",
+            )
+    table_index: dict[str, int] = {}
+    tables: list[Table] = []
+    programs: list[Program] = []
+    for op in module.walk():
+        if not isinstance(op, ProgramOp):
+            continue
+        mt, st = op.source.type, op.result.type
+        assert isinstance(mt, MemRefType) and isinstance(st, StreamType)
+        src, dst = target.element_type(mt.element_type), st.elem
+        assert src is not None and dst is not None
+        tindex = None
+        top = op.table_op()
+        if top is not None:
+            name = top.sym_name.data
+            if name not in table_index:
+                table_index[name] = len(tables)
+                ts, td = top.pair
+                entries = b"".join(int(v).to_bytes(2, "little") for v in top.entry_values())
+                tables.append(Table(paired=top.paired is not None, in_dtype=ts, out_dtype=td, entries=entries))  # type: ignore[arg-type]
+            tindex = table_index[name]
+        zp = op.field("zero_point")
+        programs.append(
+            Program(
+                name=op.program_name.data,
+                unit=op.field("unit"),  # type: ignore[arg-type]
+                in_dtype=src,
+                out_dtype=dst,
+                base=op.field("base"),  # type: ignore[arg-type]
+                packet_size=op.field("packet_size"),  # type: ignore[arg-type]
+                fetch_size=op.field("fetch_size"),  # type: ignore[arg-type]
+                limits=op.limit_values,
+                strides=op.stride_values,
+                stages=op.field("stages"),  # type: ignore[arg-type]
+                table=tindex,
+                type_conversion=op.field("type_conversion"),
+                zero_point0=0 if zp is None else zp,
+                num_zero_points=0 if zp is None else 1,
+                zp_mode=op.field("zp_mode"),  # type: ignore[arg-type]
+                flit_count=op.field("flit_count"),  # type: ignore[arg-type]
+                words_per_packet=op.field("words_per_packet"),  # type: ignore[arg-type]
+            )
+        )
+    return SeqBin(tables=tuple(tables), programs=tuple(programs))
+

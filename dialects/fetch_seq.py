@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    SymbolNameConstraint,
     SymbolRefAttr,
     TypeAttribute,
     UnitAttr,
@@ -53,7 +54,7 @@ class TableOp(IRDLOperation):
     ``paired`` matches it, and that there are 256 entries below 2^16."""
 
     name = "fetch_seq.table"
-    sym_name = prop_def(StringAttr)
+    sym_name = prop_def(SymbolNameConstraint())
     in_type = prop_def(TypeAttribute)
     out_type = prop_def(TypeAttribute)
     paired = opt_prop_def(UnitAttr)

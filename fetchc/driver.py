@@ -21,6 +21,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from fetchc.context import all_passes
 from fetchc.diagnostics import Diagnostic, DiagnosticError, OpError, PassError, op_error, verify_module
@@ -42,11 +43,9 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
         return []
     try:
         return list(PassPipeline.parse_spec(all_passes(), spec).passes)
-    except BaseException as e:  # xDSL raises ArgSpecParseError (a BaseException) on bad syntax
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
+    except (ValueError, ArgSpecParseError) as e:  # unknown pass / bad syntax or options
         msg = str(e).strip().splitlines()
-        text = msg[0] if msg else type(e).__name__
+        text = "\n".join(msg) if msg else type(e).__name__
         if "Unrecognized passes" in text:
             known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
             text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"

@@ -1,0 +1,32 @@
+"""The README's two set-up commands stay true: CI runs the README's test
+command verbatim, and the main command names a shipped example."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    head = text[: text.index("\n## ", text.index("```"))]
+    return [c.strip() for c in re.findall(r"```(?:sh|bash)?\n(.*?)```", head, re.S)]
+
+
+def test_readme_starts_with_two_commands():
+    cmds = _readme_commands()
+    assert len(cmds) == 2, cmds
+
+
+def test_ci_runs_the_readme_test_command():
+    test_cmd = _readme_commands()[1]
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test_cmd in ci, f"{test_cmd!r} is not a line of .ci/run"
+
+
+def test_main_command_uses_a_shipped_example():
+    main_cmd = _readme_commands()[0]
+    examples = re.findall(r"examples/[\w.-]+\.mlir", main_cmd)
+    assert examples, main_cmd
+    for e in examples:
+        assert (ROOT / e).is_file(), e

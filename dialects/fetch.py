@@ -6,9 +6,14 @@ stages ``fetch.table_lookup``, ``fetch.cast``, ``fetch.zp_sub``, and the two
 target-independent requests ``fetch.convert`` and ``fetch.dequant`` that the
 passes lower.
 
-Every verifier rule of ``ir.md`` §3 is an op verifier here (rule 3 lives in
-the consumers, see :mod:`fetchc.dialects.rngd`).  Each op checks its rules in
-the spec's order and reports only the first one it breaks.
+Every verifier rule of ``ir.md`` §3 is an op verifier here (rule 3 is checked
+at the consumers, mostly in :mod:`fetchc.dialects.rngd`, with the helpers
+below).  Each op checks its rules in the spec's order and reports only the
+first one it breaks.  Before the rules, every consumer checks that its stream
+operands were produced legally (ir.md §1: streams live inside one function,
+so no stream function arguments, call results, block arguments or other
+dialects' ops); a use by an op outside fetch/rngd (``func.return``, a call,
+...) is reported at the producer, since that op has no verifier of ours.
 
 Spec: ir.md §1-3, hardware.md §2-3.
 """
@@ -32,7 +37,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
@@ -103,21 +108,31 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        def shape() -> ArrayAttr[IntAttr]:
-            dims = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: IntAttr(parser.parse_integer(allow_boolean=False))
-            )
+        def dim() -> IntAttr:
+            pos = parser.pos
+            d = parser.parse_integer(allow_boolean=False)
+            if d < 1:
+                parser.raise_error(f"!fetch.stream dimensions must be positive, got {d}", pos, parser.pos)
+            return IntAttr(d)
+
+        def shape(what: str) -> ArrayAttr[IntAttr]:
+            pos = parser.pos
+            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
+            if what == "packet" and not dims:
+                parser.raise_error(
+                    "!fetch.stream needs at least one packet dimension (e.g. [1])", pos, parser.pos
+                )
             return ArrayAttr(dims)
 
         with parser.in_angle_brackets():
             pos = parser.pos
             ctx = parser.parse_identifier()
             if ctx not in target.CONTEXTS:
-                parser.raise_error(f"stream context must be 'main' or 'sub', not '{ctx}'", pos, parser.pos)
+                parser.raise_error(f"!fetch.stream context must be 'main' or 'sub', not '{ctx}'", pos, parser.pos)
             parser.parse_punctuation(",")
-            time = shape()
+            time = shape("time")
             parser.parse_punctuation(",")
-            packet = shape()
+            packet = shape("packet")
             parser.parse_punctuation(",")
             elem = parser.parse_type()
         return (StringAttr(ctx), time, packet, elem)
@@ -155,13 +170,180 @@ def _tname(attr: Attribute) -> str:
     return target.type_name(attr)
 
 
+STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")
+"""Dialects whose ops produce and consume ``!fetch.stream`` values."""
+
+PASS_THROUGH = ("rngd.switch", "rngd.collect")
+
+
+def is_stream_op(op: Operation) -> bool:
+    """Whether ``op`` belongs to a dialect that may produce or consume a
+    stream (``fetch``, ``rngd``, ``fetch_seq``)."""
+    return op.name.split(".", 1)[0] in STREAM_DIALECTS
+
+
+def zp_producer(v: SSAValue) -> Operation | None:
+    """The ``fetch.zp_sub`` that produced ``v``, looking through
+    ``rngd.switch``/``rngd.collect``."""
+    for _ in range(10_000):
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return None
+        if owner.name == "fetch.zp_sub":
+            return owner
+        if owner.name in PASS_THROUGH and owner.operands:
+            v = owner.operands[0]
+            continue
+        return None
+    return None
+
+
+_WIDEN_FROM = {"i5": "i4", "i9": "i8"}
+
+
+def contraction_only_fix(elem: str) -> str:
+    """The fix for a rule-3 violation on an ``elem`` (i5/i9) stream, as a
+    ``; ...`` suffix (empty for other types)."""
+    src = _WIDEN_FROM.get(elem)
+    if src is None:
+        return ""
+    return (
+        f"; to use the values elsewhere, widen the {src} stream with fetch.cast ({src} -> i32) instead of "
+        "fetch.zp_sub and subtract the zero point downstream"
+    )
+
+
+def contraction_only_error(op: Operation, v: SSAValue, what: str) -> OpError:
+    """Rule 3 at a consumer ``op`` of the i5/i9 stream ``v``.  ``what`` says
+    what ``op`` does, with ``{t}`` for the type (``"commit an {t} stream to
+    memory"``).  The note points at the producing ``fetch.zp_sub``."""
+    t = v.type
+    assert isinstance(t, StreamType)
+    e = target.type_name(t.element_type)
+    producer = zp_producer(v)
+    notes = [(producer, f"the {e} stream is produced here by zero-point subtraction")] if producer else []
+    return OpError(
+        f"cannot {what.format(t=e)}: {e} is the Contraction Engine's staging type, and its only consumer is "
+        "rngd.contract_outer (through rngd.switch / rngd.collect); it cannot be committed to memory, stored "
+        "to TRF or VRF, transposed, or fed to any other engine" + contraction_only_fix(e),
+        notes,
+    )
+
+
+def check_not_contraction_only(op: Operation, v: SSAValue, what: str) -> None:
+    """Rule 3: raise :func:`contraction_only_error` if ``v`` is an i5/i9
+    stream (``op`` is not one of the ops that may consume it)."""
+    t = v.type
+    if isinstance(t, StreamType) and t.elem in target.CONTRACTION_ONLY:
+        raise contraction_only_error(op, v, what)
+
+
+def _count(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def check_stream_operands(op: Operation) -> None:
+    """ir.md §1: a stream operand must be produced in this function by a
+    fetch/rngd op; a stream may not be a function argument (or any block
+    argument) nor the result of a call or of an op of another dialect."""
+    streams = [(i, v) for i, v in enumerate(op.operands) if isinstance(v.type, StreamType)]
+    for i, v in streams:
+        which = "its input stream" if len(streams) == 1 else f"its stream operand #{i}"
+        owner = v.owner
+        if isinstance(owner, Block):
+            parent = owner.parent_op()
+            if parent is not None and parent.name == "func.func" and owner.prev_block is None:
+                sym = getattr(parent, "sym_name", None)
+                fn = f" of @{sym.data}" if isinstance(sym, StringAttr) else ""
+                raise OpError(
+                    f"{which} is a function argument{fn}, but a stream may not be a function argument: streams "
+                    "live inside one function; pass the memref instead and read it here with fetch.fetch"
+                )
+            where = f" of '{parent.name}'" if parent is not None else ""
+            raise OpError(
+                f"{which} is a block argument{where}, but a stream cannot cross a block or region boundary; "
+                "read the memref with fetch.fetch in the block that consumes the stream"
+            )
+        if is_stream_op(owner):
+            if owner.parent_block() is not op.parent_block():
+                raise OpError(
+                    f"{which} is produced outside this op's block, but a stream cannot cross a block or region "
+                    "boundary (it would be consumed once per execution of the region, or not at all); read the "
+                    "memref with fetch.fetch in the block that consumes the stream",
+                    [(owner, "the stream is produced here")],
+                )
+            continue
+        if owner.name == "func.call":
+            callee = getattr(getattr(owner, "callee", None), "root_reference", None)
+            name = f" to @{callee.data}" if isinstance(callee, StringAttr) else ""
+            raise OpError(
+                f"{which} is the result of a call{name}, but a stream may not be a function result: streams "
+                "live inside one function; pass the memref instead and read it here with fetch.fetch",
+                [(owner, "the call is here")],
+            )
+        raise OpError(
+            f"{which} comes from '{owner.name}', which cannot produce a Fetch Unit stream; streams come from "
+            "fetch.fetch, the adapter stages and the rngd engine ops",
+            [(owner, "the stream is produced here")],
+        )
+
+
+def check_foreign_uses(op: Operation) -> None:
+    """ir.md §1 and rule 3 for uses by ops of other dialects: a stream may not
+    be returned from a function, passed to a call or consumed by any op
+    outside fetch/rngd; an i5/i9 stream reaching one breaks rule 3.  The
+    error is at ``op`` (the producer: the foreign op has no verifier of
+    ours), with a note at the use."""
+    for i, res in enumerate(op.results):
+        t = res.type
+        if not isinstance(t, StreamType):
+            continue
+        foreign = sorted({u.operation for u in res.uses if not is_stream_op(u.operation)}, key=_op_order_key)
+        if not foreign:
+            continue
+        user = foreign[0]
+        which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
+        notes: list[tuple[Operation, str]] = [(user, "used here")]
+        if t.elem in target.CONTRACTION_ONLY:
+            e = t.elem.name  # type: ignore[union-attr]
+            producer = zp_producer(res)
+            if producer is not None and producer is not op:
+                notes.append((producer, f"the {e} stream is produced here by zero-point subtraction"))
+            raise OpError(
+                f"{which} of {e} reaches '{user.name}', but {e} is the Contraction Engine's staging type: its only "
+                "consumer is rngd.contract_outer (through rngd.switch / rngd.collect)" + contraction_only_fix(e),
+                notes,
+            )
+        if user.name == "func.return":
+            raise OpError(
+                f"{which} is returned from the function, but a stream may not be a function result: streams "
+                "live inside one function; consume it here (e.g. rngd.commit it to a memref argument)",
+                notes,
+            )
+        if user.name == "func.call":
+            raise OpError(
+                f"{which} is passed to a call, but a stream may not be a function argument: streams live "
+                "inside one function; pass the memref instead and read it in the callee with fetch.fetch",
+                notes,
+            )
+        raise OpError(
+            f"{which} is used by '{user.name}', which cannot consume a Fetch Unit stream; a stream is consumed "
+            "by an adapter stage, an rngd engine op, or rngd.commit",
+            notes,
+        )
+
+
 def check_linear_uses(op: Operation) -> None:
-    """Rule 6: every stream result has exactly one use."""
+    """Rule 6: every stream result has exactly one use (by a fetch/rngd op:
+    :func:`check_foreign_uses` runs first)."""
+    check_foreign_uses(op)
     for i, res in enumerate(op.results):
         if not isinstance(res.type, StreamType):
             continue
-        uses = sorted({u.operation for u in res.uses}, key=_op_order_key)
-        n = sum(1 for _ in res.uses)
+        users: dict[Operation, int] = {}
+        for u in res.uses:
+            users[u.operation] = users.get(u.operation, 0) + 1
+        n = sum(users.values())
         which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
         if n == 0:
             raise OpError(
@@ -172,7 +354,7 @@ def check_linear_uses(op: Operation) -> None:
             raise OpError(
                 f"{which} has {n} uses, but a stream is linear and must be consumed exactly once; "
                 "fetch the tensor again for a second consumer",
-                [(u, "used here") for u in uses],
+                [(u, "used here" if k == 1 else f"used here {_count(k)}") for u, k in sorted(users.items(), key=lambda x: _op_order_key(x[0]))],
             )
 
 
@@ -207,7 +389,8 @@ def check_stage_order(op: Operation, operand: SSAValue) -> None:
         what = "a second " + STAGE_TEXT[op.name] if theirs == mine else f"a {STAGE_TEXT[op.name]} after {STAGE_TEXT[prev.name]}"
         raise OpError(f"{what} is not possible: {base_msg}", [(prev, f"the {STAGE_TEXT[prev.name]} is here")])
     raise OpError(
-        f"its input comes from '{prev.name}', not from the Fetch Adapter: {base_msg}",
+        f"its input comes from '{prev.name}', not from the Fetch Adapter: {base_msg}; move this stage "
+        f"before the '{prev.name}'",
         [(prev, "the input is produced here")],
     )
 
@@ -520,6 +703,18 @@ class _StreamToStream(IRDLOperation):
         return self.result.type
 
 
+def _chain_text(chain: list[tuple[str, target.ElementType]]) -> str:
+    """``fetch.table_lookup to f8E4M3FN, then fetch.cast to f32``."""
+    return ", then ".join(f"fetch.{kind} to {out.name}" for kind, out in chain)
+
+
+def _in_flight_text(s: target.ElementType) -> str:
+    return (
+        f"; {s.name} comes out of fetch.zp_sub, the adapter's last stage, and its only consumer is "
+        "rngd.contract_outer"
+    )
+
+
 def _legal_list(outs: list[target.ElementType]) -> str:
     return ", ".join(o.name for o in outs) if outs else "none"
 
@@ -551,12 +746,15 @@ class TableLookupOp(_StreamToStream):
                 )
             if s is not None and d is not None and (s, d) in target.CAST_CODES:
                 msg += f"; {sn} -> {dn} is a type cast: use fetch.cast"
+            elif s is not None and s.in_flight_only:
+                msg += _in_flight_text(s)
             elif s is not None and d is not None:
                 try:
                     chain = target.conversion_chain(s, d)
-                    msg += f"; fetch.convert legalises {sn} -> {dn} to " + " + ".join(k.replace("_", " ") for k, _ in chain)
+                    msg += f"; for {sn} -> {dn} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
                 except target.NoConversionError:
-                    pass
+                    if (s.name, d.name) in target._ROUTES:
+                        msg += f"; instead, {target._ROUTES[(s.name, d.name)]}"
             raise OpError(msg)
 
         def main_only() -> None:
@@ -569,6 +767,7 @@ class TableLookupOp(_StreamToStream):
                 )
 
         run_checks([
+            lambda: check_stream_operands(self),
             table,
             main_only,
             lambda: check_stage_order(self, self.input),
@@ -603,16 +802,19 @@ class CastOp(_StreamToStream):
                 msg += f"; {sn} -> {dn} is done by the {paired} fetch.table_lookup (or fetch.convert, which legalises to it)"
             elif s is not None and d is not None and d.in_flight_only:
                 msg += f"; {dn} is produced only by fetch.zp_sub"
+            elif s is not None and s.in_flight_only:
+                msg += _in_flight_text(s)
             elif s is not None and d is not None:
                 try:
                     chain = target.conversion_chain(s, d)
-                    msg += f"; fetch.convert legalises {sn} -> {dn} to " + " + ".join(k.replace("_", " ") for k, _ in chain)
+                    msg += f"; for {sn} -> {dn} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
                 except target.NoConversionError:
                     if (s.name, d.name) in target._ROUTES:
                         msg += f"; instead, {target._ROUTES[(s.name, d.name)]}"
             raise OpError(msg)
 
         run_checks([
+            lambda: check_stream_operands(self),
             table,
             lambda: check_stage_order(self, self.input),
             lambda: check_linear_uses(self),
@@ -642,8 +844,23 @@ class ZpSubOp(IRDLOperation):
     def parse(cls, parser):
         inp = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
+        pos = parser.pos
         zp = parser.parse_integer(allow_boolean=False)
+        if not -(2**31) <= zp < 2**31:
+            parser.raise_error(
+                f"zero point {zp} does not fit the i32 'zero_point' property (it must lie in [-8, 7] for i4, "
+                "[-128, 127] for i8)",
+                pos,
+                parser.pos,
+            )
+        pos = parser.pos
         attrs = parser.parse_optional_attr_dict()
+        if "zero_point" in attrs:
+            parser.raise_error(
+                "'zero_point' is given after the operand (fetch.zp_sub %s, ZP), not in the attribute dictionary",
+                pos,
+                parser.pos,
+            )
         parser.parse_punctuation(":")
         in_t = parser.parse_type()
         parser.parse_punctuation("->")
@@ -691,7 +908,9 @@ class ZpSubOp(IRDLOperation):
                 )
 
         run_checks([
+            lambda: check_stream_operands(self),
             table,
+            lambda: check_foreign_uses(self),  # rule 3 for a non-rngd consumer, before rule 4
             zp_range,
             lambda: check_stage_order(self, self.input),
             lambda: check_linear_uses(self),
@@ -707,7 +926,7 @@ class ConvertOp(_StreamToStream):
     """``fetch.convert``: a target-independent element conversion request.
     ``fetch-legalize-convert`` turns it into adapter stages or reports why it
     cannot (ir.md §4).  Its input must come from the Fetch Adapter chain
-    (``fetch.fetch`` or a stage).  Rules 5, 6, 7."""
+    (``fetch.fetch`` or a stage).  Rules 3 (no i5/i9 input), 5, 6, 7."""
 
     name = "fetch.convert"
 
@@ -726,6 +945,8 @@ class ConvertOp(_StreamToStream):
             )
 
         run_checks([
+            lambda: check_stream_operands(self),
+            lambda: check_not_contraction_only(self, self.input, "convert an {t} stream"),
             order,
             lambda: check_linear_uses(self),
             lambda: check_same_shape(self, src, dst),
@@ -816,6 +1037,7 @@ class DequantOp(IRDLOperation):
             )
 
         run_checks([
+            lambda: check_stream_operands(self),
             formats,
             main_only,
             order,

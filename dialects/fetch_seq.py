@@ -176,6 +176,10 @@ class ProgramOp(IRDLOperation):
                 raise OpError(f"needs 1 to {target.MAX_ENTRIES} limits and as many strides")
             if any(not 1 <= n <= target.MAX_ENTRY_SIZE for n in lim):
                 raise OpError(f"limits must lie in [1, {target.MAX_ENTRY_SIZE}]")
+            if not 0 <= (self.field("base") or 0) < target.BASE_LIMIT:
+                raise OpError(f"base {self.field('base')} is not a DM byte address below 2^32")
+            if any(not -(1 << 31) <= v < (1 << 31) for v in st):
+                raise OpError("strides must fit the 32-bit signed stride field")
             if self.field("unit") not in target.UNIT_CODE.values():
                 raise OpError("unit must be 0 (main) or 1 (sub)")
             if self.field("fetch_size") not in target.READ_BYTES:
@@ -190,7 +194,66 @@ class ProgramOp(IRDLOperation):
             if (self.zero_point is not None) != bool(stages & target.STAGE_ZERO_POINT):
                 raise OpError("has a zero_point exactly when the zero-point stage bit is set")
 
-        run_checks([lambda: check_linear_uses(self), fields])
+        def chain() -> None:
+            # The stage chain must turn the memref's element type into the
+            # result stream's (hardware.md §2), and the per-packet fields
+            # must agree with the types (seqbin.md words 30-31).
+            mt, rt = self.source.type, self.result.type
+            assert isinstance(mt, MemRefType) and isinstance(rt, StreamType)
+            cur = target.element_type(mt.element_type)
+            out = rt.elem
+            if cur is None or cur.in_flight_only:
+                raise OpError(f"reads a memref of {target.type_name(mt.element_type)}, which the Fetch Unit cannot read")
+            if out is None:
+                raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
+            if self.unit.value.data != target.UNIT_CODE[rt.ctx]:
+                raise OpError(f"unit {self.unit.value.data} does not match the result stream's {rt.ctx} context")
+            top = self.table_op()
+            if top is not None:
+                ts, td = top.pair
+                if ts != cur:
+                    raise OpError(f"looks up {cur} keys in the {ts} -> {td} table {self.table}")
+                if rt.ctx == "sub":
+                    raise OpError("has a table lookup on the sub Fetch Unit, which has no table-lookup register")
+                cur = td  # type: ignore[assignment]
+            code = self.field("type_conversion")
+            if code is not None:
+                pair = next((k for k, v in target.CAST_CODES.items() if v == code), None)
+                if pair is None:
+                    raise OpError(f"type_conversion {code} is not a cast code (0-{len(target.CAST_CODES) - 1})")
+                if pair[0] != cur:
+                    raise OpError(f"type_conversion {code} casts {pair[0]} -> {pair[1]}, but its input is {cur}")
+                cur = pair[1]
+            zp_mode = self.field("zp_mode")
+            if self.zero_point is not None:
+                rule = target.ZERO_POINT.get(cur)  # type: ignore[arg-type]
+                if rule is None or rule.mode != zp_mode:
+                    raise OpError(f"zero-point stage on {cur} needs zp_mode {rule.mode if rule else 'none'}, not {zp_mode}")
+                if not rule.lo <= self.field("zero_point") <= rule.hi:  # type: ignore[operator]
+                    raise OpError(f"zero point {self.field('zero_point')} is outside [{rule.lo}, {rule.hi}]")
+                cur = rule.result
+            elif zp_mode != 0:
+                raise OpError(f"zp_mode {zp_mode} without a zero-point stage")
+            if cur != out:
+                raise OpError(f"its stages turn {target.type_name(mt.element_type)} into {cur}, but its result stream holds {out}")
+            packet = 1
+            for d in rt.packet:
+                packet *= d
+            if self.field("packet_size") != packet:
+                raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
+            in_bits = target.element_type(mt.element_type).bits  # type: ignore[union-attr]
+            fetch_bytes = self.field("fetch_size") or 0
+            per_read = fetch_bytes * 8 // in_bits
+            wpp = self.field("words_per_packet") or 0
+            if wpp * per_read != packet:
+                raise OpError(
+                    f"words_per_packet {wpp} x {per_read} elements per {fetch_bytes}-byte read is not the packet of {packet}"
+                )
+            want = target.flit_count(packet, out)
+            if self.field("flit_count") != want:
+                raise OpError(f"flit_count {self.field('flit_count')}: a packet of {packet} {out} occupies {want} flits")
+
+        run_checks([lambda: check_linear_uses(self), fields, chain])
 
 
 FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [])

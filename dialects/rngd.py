@@ -43,7 +43,16 @@ from xdsl.printer import Printer
 
 from fetchc import target
 from fetchc.diagnostics import OpError
-from fetchc.dialects.fetch import StreamType, check_linear_uses, run_checks
+from fetchc.dialects.fetch import (  # noqa: F401 - PASS_THROUGH, zp_producer, contraction_only_error re-exported
+    PASS_THROUGH,
+    StreamType,
+    check_linear_uses,
+    check_not_contraction_only,
+    check_stream_operands,
+    contraction_only_error,
+    run_checks,
+    zp_producer,
+)
 
 # ---------------------------------------------------------------------------
 # Types
@@ -81,47 +90,9 @@ class VrfType(_RegFileType):
 
 
 # ---------------------------------------------------------------------------
-# Rule 3: contraction-only i5/i9
+# Rule 3: contraction-only i5/i9 (contraction_only_error and
+# check_not_contraction_only live in fetch.py, which fetch.convert shares)
 # ---------------------------------------------------------------------------
-
-PASS_THROUGH = ("rngd.switch", "rngd.collect")
-
-
-def zp_producer(v: SSAValue) -> Operation | None:
-    """The ``fetch.zp_sub`` that produced ``v``, looking through
-    ``rngd.switch``/``rngd.collect``."""
-    for _ in range(10_000):
-        owner = v.owner
-        if not isinstance(owner, Operation):
-            return None
-        if owner.name == "fetch.zp_sub":
-            return owner
-        if owner.name in PASS_THROUGH and owner.operands:
-            v = owner.operands[0]
-            continue
-        return None
-    return None
-
-
-def contraction_only_error(op: Operation, v: SSAValue, what: str) -> OpError:
-    t = v.type
-    assert isinstance(t, StreamType)
-    producer = zp_producer(v)
-    notes = [(producer, f"the {target.type_name(t.element_type)} stream is produced here by zero-point subtraction")] if producer else []
-    return OpError(
-        f"cannot {what} an {target.type_name(t.element_type)} stream: {target.type_name(t.element_type)} is the "
-        "Contraction Engine's staging type, and its only consumer is rngd.contract_outer (through "
-        "rngd.switch / rngd.collect); it cannot be committed to memory, stored to TRF or VRF, "
-        "transposed, or fed to any other engine",
-        notes,
-    )
-
-
-def check_not_contraction_only(op: Operation, v: SSAValue, what: str) -> None:
-    t = v.type
-    if isinstance(t, StreamType) and t.elem in target.CONTRACTION_ONLY:
-        raise contraction_only_error(op, v, what)
-
 
 def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> None:
     s = src.element_type if isinstance(src, (StreamType, _RegFileType)) else src
@@ -162,7 +133,7 @@ class _StreamPassOp(IRDLOperation):
                     f"{self.input.type.spelled()}"  # type: ignore[attr-defined]
                 )
 
-        run_checks([lambda: check_linear_uses(self), same])
+        run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), same])
 
 
 @irdl_op_definition
@@ -204,7 +175,8 @@ class TransposeOp(IRDLOperation):
                 raise OpError(f"turns {_numel(src)} elements into {_numel(dst)}; a transpose keeps the element count")
 
         run_checks([
-            lambda: check_not_contraction_only(self, self.input, "transpose"),
+            lambda: check_stream_operands(self),
+            lambda: check_not_contraction_only(self, self.input, "transpose an {t} stream"),
             lambda: check_linear_uses(self),
             shape,
         ])
@@ -236,7 +208,11 @@ class CommitOp(IRDLOperation):
             if n != _numel(src):
                 raise OpError(f"writes {_numel(src)} elements into a memref of {n}; the sizes must match")
 
-        run_checks([lambda: check_not_contraction_only(self, self.input, "commit"), shape])
+        run_checks([
+            lambda: check_stream_operands(self),
+            lambda: check_not_contraction_only(self, self.input, "commit an {t} stream to memory"),
+            shape,
+        ])
 
 
 class _ToRegFile(IRDLOperation):
@@ -249,8 +225,9 @@ class _ToRegFile(IRDLOperation):
     def verify_(self) -> None:
         src = self.input.type
         assert isinstance(src, StreamType)
-        what = "store to TRF" if self.name == "rngd.to_trf" else "store to VRF"
+        what = "store an {t} stream to the TRF" if self.name == "rngd.to_trf" else "store an {t} stream to the VRF"
         run_checks([
+            lambda: check_stream_operands(self),
             lambda: check_not_contraction_only(self, self.input, what),
             lambda: _same_element(self, src, self.results[0].type, "result"),
         ])
@@ -303,7 +280,7 @@ class ContractOuterOp(IRDLOperation):
             if dst.ctx != src.ctx:
                 raise OpError("the accumulator stream stays in its input's context")
 
-        run_checks([lambda: check_linear_uses(self), acc])
+        run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), acc])
 
 
 @irdl_op_definition
@@ -351,7 +328,9 @@ class BlockScaleOp(IRDLOperation):
                 )
 
         run_checks([
-            lambda: check_not_contraction_only(self, self.input, "scale"),
+            lambda: check_stream_operands(self),
+            lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
+            lambda: check_not_contraction_only(self, self.scale, "use an {t} stream as block scales"),
             lambda: check_linear_uses(self),
             types,
         ])
@@ -381,7 +360,8 @@ class TensorScaleOp(IRDLOperation):
                 raise OpError("scales an f32 stream into an f32 stream of the same type")
 
         run_checks([
-            lambda: check_not_contraction_only(self, self.input, "scale"),
+            lambda: check_stream_operands(self),
+            lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
             lambda: check_linear_uses(self),
             types,
         ])

@@ -3,11 +3,16 @@
 Example::
 
     import fetchc
-    result = fetchc.compile(open("examples/nvfp4_dequant.mlir").read())
+    result = fetchc.compile(open("examples/nvfp4_dequant_f32.mlir").read())
     open("seq.bin", "wb").write(result.seq_bin)
     for p in result.programs:
         print(p.name, p.limits, p.strides)
     print(result.mlir)          # residual IR: fetch_seq programs + rngd downstream ops
+
+or build the module in memory with the op constructors (``FetchOp``,
+``TableLookupOp``, ``CastOp``, ``ZpSubOp``, ``ConvertOp``, ``DequantOp`` of
+:mod:`fetchc.dialects.fetch`, the ``rngd`` ops, ``func.FuncOp``) and pass
+the ``ModuleOp``: the embedding use case (see ``test/pytest/test_api.py``).
 
 Spec: ir.md §4 (the default pipeline), seqbin.md.
 """
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp
 
 from fetchc.diagnostics import DiagnosticError
-from fetchc.seqbin import Program, SeqBin
+from fetchc.seqbin import Program, SeqBin, Table
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,20 @@ class CompileResult:
     def programs(self) -> tuple[Program, ...]:
         """The Fetch Unit programs, in program order."""
         return self.seqbin.programs
+
+    @property
+    def tables(self) -> tuple[Table, ...]:
+        """The lookup tables, each distinct table once, in order of first
+        use (a program's ``table`` field indexes this tuple)."""
+        return self.seqbin.tables
+
+    def program(self, name: str) -> Program:
+        """The program named ``name`` (``function/index``).  Raises
+        ``KeyError`` when there is none."""
+        for p in self.programs:
+            if p.name == name:
+                return p
+        raise KeyError(name)
 
     @property
     def mlir(self) -> str:
@@ -63,6 +82,10 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     from fetchc.parsing import parse_module
     from fetchc.seqbin import SeqBinError, write
 
+    if not isinstance(module_or_text, (str, ModuleOp)):
+        raise TypeError(
+            f"fetchc.compile takes MLIR text (str) or a builtin.module (ModuleOp), not {type(module_or_text).__name__}"
+        )
     ctx = make_context()
     module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
     passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)

@@ -178,18 +178,66 @@ def main_dis(argv: list[str]) -> int:
     return 0
 
 
+DEEP_STACK_BYTES = 256 << 20
+"""Stack of the thread that runs a command: xDSL's parser and printer
+recurse once per nesting level (about ten Python frames each), so deeply
+nested IR needs more than the default recursion limit and C stack."""
+DEEP_RECURSION_LIMIT = 50_000
+"""Python recursion limit while a command runs (about 5000 nesting levels);
+beyond it the input is reported as nested too deeply."""
+
+
+def _call_with_deep_stack(fn, *args):
+    """``fn(*args)`` on a thread with a :data:`DEEP_STACK_BYTES` stack and
+    :data:`DEEP_RECURSION_LIMIT` recursion limit; returns its result or
+    re-raises its exception.  Falls back to a direct call where the platform
+    refuses the stack size."""
+    import threading
+
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            outcome["error"] = e
+
+    try:
+        old_stack = threading.stack_size(DEEP_STACK_BYTES)
+    except (ValueError, RuntimeError):
+        return fn(*args)
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+    try:
+        try:
+            worker = threading.Thread(target=run, name="fetchc", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old_stack)
+        worker.join()
+    finally:
+        sys.setrecursionlimit(old_limit)
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] == "dis":
+        return main_dis(argv[1:])
+    if argv and argv[0] == "sim":
+        from fetchc.sim import main_sim
+
+        return main_sim(argv[1:])
+    return main_compile(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fetchc`` console script.  Returns the exit code;
     never lets a Python traceback reach the user."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "dis":
-            return main_dis(argv[1:])
-        if argv and argv[0] == "sim":
-            from fetchc.sim import main_sim
-
-            return main_sim(argv[1:])
-        return main_compile(argv)
+        return _call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     except KeyboardInterrupt:

@@ -9,13 +9,15 @@ tables they use, each distinct table once, in order of first use; then
 
 from __future__ import annotations
 
+import re
+
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from fetchc import target
 from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import StreamType
-from fetchc.dialects.fetch_seq import ProgramOp, TableOp
-from fetchc.seqbin import Program, SeqBin, Table
+from fetchc.dialects.fetch_seq import ProgramOp
+from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, write
 
 UNLOWERED = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert", "fetch.dequant")
 
@@ -24,7 +26,9 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
     """The ``seq.bin`` contents of a module after ``fetch-to-seq``.
 
     Raises :class:`PassError` at the first op of the ``fetch`` dialect still
-    present (the pipeline did not reach ``fetch_seq``)."""
+    present (the pipeline did not reach ``fetch_seq``), or at a
+    ``fetch_seq.program`` the ``seq.bin`` writer rejects; other
+    :class:`~fetchc.seqbin.SeqBinError` propagate."""
     for op in module.walk():
         if op.name in UNLOWERED:
             raise PassError(
@@ -32,12 +36,14 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
                 "is still present: --emit=bin needs the pipeline to reach fetch_seq "
                 "(run fetch-legalize-convert, fetch-split-scaling, fetch-to-seq)",
             )
-    table_index: dict[str, int] = {}
+    table_index: dict[tuple, int] = {}
     tables: list[Table] = []
     programs: list[Program] = []
+    program_ops: list[ProgramOp] = []
     for op in module.walk():
         if not isinstance(op, ProgramOp):
             continue
+        program_ops.append(op)
         mt, st = op.source.type, op.result.type
         assert isinstance(mt, MemRefType) and isinstance(st, StreamType)
         src, dst = target.element_type(mt.element_type), st.elem
@@ -45,13 +51,16 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
         tindex = None
         top = op.table_op()
         if top is not None:
-            name = top.sym_name.data
-            if name not in table_index:
-                table_index[name] = len(tables)
-                ts, td = top.pair
-                entries = b"".join(int(v).to_bytes(2, "little") for v in top.entry_values())
+            # Each distinct table once (by content, not by symbol: two
+            # symbols holding the same table are one table), in order of
+            # first use.
+            ts, td = top.pair
+            entries = b"".join(int(v).to_bytes(2, "little") for v in top.entry_values())
+            key = (ts, td, top.paired is not None, entries)
+            if key not in table_index:
+                table_index[key] = len(tables)
                 tables.append(Table(paired=top.paired is not None, in_dtype=ts, out_dtype=td, entries=entries))  # type: ignore[arg-type]
-            tindex = table_index[name]
+            tindex = table_index[key]
         zp = op.field("zero_point")
         programs.append(
             Program(
@@ -74,5 +83,15 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
                 words_per_packet=op.field("words_per_packet"),  # type: ignore[arg-type]
             )
         )
-    return SeqBin(tables=tuple(tables), programs=tuple(programs))
+    sb = SeqBin(tables=tuple(tables), programs=tuple(programs))
+    # The writer refuses a file its reader would reject; say so at the
+    # program's op rather than without a location.
+    try:
+        write(sb)
+    except SeqBinError as e:
+        m = re.match(r"(?:refusing to write an invalid seq\.bin: )?program (\d+): (.*)", str(e), re.S)
+        if m and int(m.group(1)) < len(program_ops):
+            raise PassError(program_ops[int(m.group(1))], f"cannot be serialised: {m.group(2)}") from None
+        raise
+    return sb
 

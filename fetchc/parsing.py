@@ -31,11 +31,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, ParametrizedAttribute, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fetchc.diagnostics import Diagnostic, DiagnosticError, LineIndex, Loc
 
@@ -48,6 +48,24 @@ __all__ = [
 ]
 
 SPLIT_MARKER = "// -----"
+
+# xDSL 0.75's string-literal regex nests quantifiers (`(?:[^"\\...]+|...)*`),
+# so an unterminated string or a bad escape late on a long line backtracks
+# exponentially: the lexer hangs.  The same language without the inner `+`
+# matches in linear time.  Patched on the class, because xDSL lexes the first
+# token while constructing the parser.
+_LINEAR_STRING_RE = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+if getattr(MLIRLexer, "_unescaped_characters_regex", None) is not None and (
+    MLIRLexer._unescaped_characters_regex.pattern == r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+):
+    MLIRLexer._unescaped_characters_regex = _LINEAR_STRING_RE
+
+MAX_INT_WIDTH = 16777215
+"""MLIR's ``IntegerType::kMaxWidth``: wider integer types are rejected."""
+MAX_DENSE_ELEMENTS = 1 << 20
+"""Largest element count of a ``dense<...>`` literal fetchc parses: fetchc's
+own IR never needs one; a bound keeps a splat from allocating gigabytes."""
+_INT_TYPE_RE = re.compile(r"^[su]?i(\d+)$")
 
 # A line that holds MLIR's split marker: optional indentation, `// -----`, and
 # anything that does not extend the dash run (MLIR warns about `// ------`
@@ -73,6 +91,41 @@ def split_input_file(text: str) -> list[tuple[str, int]]:
         start = marker.end() + 1  # skip the marker line's newline
     chunks.append((text[start:], start_line))
     return chunks
+
+
+MAX_ALIAS_EXPANSION = 1 << 20
+"""Largest written-out size (attributes and types) of an alias value."""
+
+
+def _attr_children(attr: object) -> Sequence[object]:
+    if isinstance(attr, ParametrizedAttribute):
+        return attr.parameters
+    data = getattr(attr, "data", None)
+    if isinstance(data, (tuple, list)):
+        return [c for c in data if isinstance(c, Attribute)]
+    if isinstance(data, dict):
+        return [c for c in data.values() if isinstance(c, Attribute)]
+    return ()
+
+
+def _expanded_size(root: object, memo: dict[int, int]) -> int:
+    """Number of attribute nodes of ``root`` written out as a tree (shared
+    sub-attributes counted at every use), capped just above
+    :data:`MAX_ALIAS_EXPANSION`; iterative, memoised by ``id``."""
+    cap = MAX_ALIAS_EXPANSION + 1
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in memo:
+            continue
+        children = _attr_children(node)
+        if done:
+            memo[key] = min(cap, 1 + sum(memo.get(id(c), cap) for c in children))
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in memo)
+    return memo[id(root)]
 
 
 class LocatedParser(Parser):
@@ -110,6 +163,8 @@ class LocatedParser(Parser):
         # non-parse errors (a verifier running at construction, ...).
         self.op_starts: list[int] = []
         self._top_level_ops: list[Operation] = []
+        # Written-out sizes of alias values (by id), see _parse_alias_def.
+        self._alias_sizes: dict[int, int] = {}
         # First use of every SSA name that was referenced before definition.
         self._first_forward_use: dict[str, Span] = {}
 
@@ -151,6 +206,49 @@ class LocatedParser(Parser):
         if name not in self.ssa_values:
             self._first_forward_use.setdefault(name, operand.span)
         return super().resolve_operand(operand, type)
+
+    def _parse_optional_integer_or_float_type(self):
+        """xDSL's, but an integer type wider than MLIR's limit is a parse
+        error at the type (xDSL would compute ``1 << width`` for its value
+        range: an ``OverflowError`` or gigabytes for ``i99999999999``)."""
+        token = self._current_token
+        if token.kind == MLIRTokenKind.BARE_IDENT:
+            found = _INT_TYPE_RE.match(token.text)
+            if found is not None and (len(found.group(1)) > 9 or int(found.group(1)) > MAX_INT_WIDTH):
+                self.raise_error(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", token.span)
+        return super()._parse_optional_integer_or_float_type()
+
+    def _parse_dense_literal_type(self):
+        """xDSL's, but refuse a ``dense<...>`` type with more elements than
+        :data:`MAX_DENSE_ELEMENTS` before xDSL materialises a splat
+        (``dense<1> : tensor<100000000000xi8>`` would allocate it all)."""
+        start = self._current_token.span.start
+        ty = super()._parse_dense_literal_type()
+        n = 1
+        for d in ty.get_shape():
+            n *= max(int(d), 0)
+        if n > MAX_DENSE_ELEMENTS:
+            self.raise_error(
+                f"dense literal of {n} elements is too large for fetchc (at most {MAX_DENSE_ELEMENTS})",
+                start,
+                self._current_token.span.start,
+            )
+        return ty
+
+    def _parse_alias_def(self) -> None:
+        """xDSL's, but refuse an alias whose value, written out, has more
+        than :data:`MAX_ALIAS_EXPANSION` attributes: aliases can nest so
+        that a few lines denote an exponentially large type, which the
+        printer (``--emit=mlir``, which prints no aliases) would never finish."""
+        start = self._current_token.span
+        super()._parse_alias_def()
+        value = self.attribute_aliases.get(start.text)
+        if value is not None and _expanded_size(value, self._alias_sizes) > MAX_ALIAS_EXPANSION:
+            self.raise_error(
+                f"alias '{start.text}' expands to more than {MAX_ALIAS_EXPANSION} nested "
+                "attributes and types when written out; fetchc refuses such inputs",
+                start,
+            )
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         known = self.ctx.get_optional_op(
@@ -265,6 +363,70 @@ def _current_loc(
         return None
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _string_literal_problem(text: str, start: int, default: str) -> tuple[str, int | None]:
+    """Why the string literal opening at ``start`` does not lex (xDSL says
+    "end of file reached" for all of them): an invalid escape, or no closing
+    quote on its line.  Returns ``(message, offset to point at or None)``."""
+    if not 0 <= start < len(text) or text[start] != '"':
+        return default, None
+    i = start + 1
+    while i < len(text) and text[i] not in "\n\v\f":
+        c = text[i]
+        if c == '"':
+            return default, None
+        if c == "\\":
+            nxt = text[i + 1 : i + 2]
+            if nxt and nxt in '"nt\\':
+                i += 2
+                continue
+            if len(text) >= i + 3 and text[i + 1] in _HEX and text[i + 2] in _HEX:
+                i += 3
+                continue
+            return (
+                "invalid escape sequence in string literal: the escapes are \\n, \\t, \\\\, \\\" "
+                "and two hex digits",
+                i,
+            )
+        i += 1
+    if i < len(text):
+        return "unterminated string literal: expected '\"' before the end of the line", start
+    return "unterminated string literal: expected '\"' before the end of the input", start
+
+
+def _token_loc(
+    parser: LocatedParser | None, text: str, filename: str, index: LineIndex
+) -> Loc | None:
+    """Location of the parser's current token, or ``None``."""
+    if parser is None:
+        return None
+    try:
+        return _span_loc(parser._current_token.span, text, filename, index)
+    except Exception:  # noqa: BLE001 - a broken parser state is no location
+        return None
+
+
+_SEMI_AFFINE = {
+    "Multiplication": "at least one of the multiply operands has to be a constant",
+    "Floor division": "the right operand of floordiv has to be a constant",
+    "Ceil division": "the right operand of ceildiv has to be a constant",
+    "Mod ": "the right operand of mod has to be a constant",
+}
+
+
+def _not_implemented_text(err: BaseException) -> str:
+    """MLIR-like wording for what xDSL's parser does not implement."""
+    text = _exception_text(err)
+    if "semi-affine" in text:
+        for prefix, why in _SEMI_AFFINE.items():
+            if text.startswith(prefix):
+                return f"non-affine expression: {why} (semi-affine maps are not supported)"
+        return "non-affine expression (semi-affine maps are not supported)"
+    return f"unsupported construct: {text}"
+
+
 def _exception_text(err: BaseException) -> str:
     if err.args and str(err.args[0]):
         return str(err.args[0])
@@ -308,7 +470,12 @@ def parse_module(
                     )
                 )
         loc = _span_loc(err.span, text, filename, index)
-        raise DiagnosticError(Diagnostic("error", err.msg, loc, notes)) from None
+        msg = err.msg
+        if msg.startswith("End of file reached before closing string literal"):
+            msg, at = _string_literal_problem(text, err.span.start, msg)
+            if at is not None:
+                loc = (filename, *index.line_col(at))
+        raise DiagnosticError(Diagnostic("error", msg, loc, notes)) from None
     except RecursionError:
         loc = _current_loc(parser, text, filename, index)
         raise DiagnosticError(
@@ -321,13 +488,42 @@ def parse_module(
     except VerifyException as err:
         loc = _current_loc(parser, text, filename, index)
         raise DiagnosticError(Diagnostic("error", _exception_text(err), loc)) from None
-    except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
-        loc = _current_loc(parser, text, filename, index)
+    except ValueError as err:
+        if "integer string conversion" not in str(err):
+            raise _internal(err, parser, text, filename, index) from None
+        # Python refuses int() of more than sys.get_int_max_str_digits()
+        # (4300) digits: point at the last such digit run before the parser.
+        loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
+        try:
+            end = parser._current_token.span.end if parser is not None else len(text)
+        except Exception:  # noqa: BLE001
+            end = len(text)
+        runs = [m.start() for m in re.finditer(r"\d{4301,}", text[:end])]
+        if runs:
+            loc = (filename, *index.line_col(runs[-1]))
         raise DiagnosticError(
-            Diagnostic(
-                "error",
-                f"failed to parse the input ({type(err).__name__}: "
-                f"{_exception_text(err)})",
-                loc,
-            )
+            Diagnostic("error", "integer literal is too long: more than 4300 digits", loc)
         ) from None
+    except NotImplementedError as err:
+        # xDSL's affine-expression builder raises this for semi-affine
+        # expressions (`d0 * d1`, `d0 floordiv d1`, ...) while parsing a map;
+        # the current token is just after the offending expression.
+        loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
+        raise DiagnosticError(Diagnostic("error", _not_implemented_text(err), loc)) from None
+    except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
+        raise _internal(err, parser, text, filename, index) from None
+
+
+def _internal(
+    err: BaseException, parser: LocatedParser | None, text: str, filename: str, index: LineIndex
+) -> DiagnosticError:
+    """The diagnostic for an unexpected exception from xDSL's parser."""
+    loc = _current_loc(parser, text, filename, index)
+    return DiagnosticError(
+        Diagnostic(
+            "error",
+            f"failed to parse the input ({type(err).__name__}: "
+            f"{_exception_text(err)})",
+            loc,
+        )
+    )

@@ -59,7 +59,24 @@ class FetchToSeqPass(ModulePass):
                 p = "fetch-legalize-convert" if o.name == "fetch.convert" else "fetch-split-scaling"
                 raise PassError(o, f"must be lowered before fetch-to-seq: run {p} first")
 
+        # Tables already in the module (input that went through fetch-to-seq
+        # before, or written by hand) are reused, not duplicated.
+        existing: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+        for t in op.walk():
+            if isinstance(t, TableOp):
+                pair = t.pair
+                if pair not in existing and t.entry_values() == [int(x) for x in target.lookup_table(*pair)]:  # type: ignore[arg-type]
+                    existing[pair] = t  # type: ignore[index]
+        taken = {t.sym_name.data for t in op.walk() if isinstance(t, TableOp)}
         tables: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+
+        def new_table(src: target.ElementType, dst: target.ElementType) -> TableOp:
+            name, k = table_symbol(src, dst), 0
+            while name in taken:
+                k += 1
+                name = f"{table_symbol(src, dst)}_{k}"
+            taken.add(name)
+            return TableOp(name, src, dst)
         counters: dict[str, int] = {}
         rewriter = Rewriter()
         for fetch in [o for o in op.walk() if isinstance(o, FetchOp)]:
@@ -87,7 +104,7 @@ class FetchToSeqPass(ModulePass):
                     stages |= target.STAGE_TABLE_LOOKUP
                     pair = (s_in.elem, s_out.elem)
                     if pair not in tables:
-                        tables[pair] = TableOp(table_symbol(*pair), *pair)  # type: ignore[arg-type]
+                        tables[pair] = existing.get(pair) or new_table(*pair)  # type: ignore[arg-type]
                     table = tables[pair].sym_name.data
                 elif isinstance(st, CastOp):
                     stages |= target.STAGE_TYPE_CONVERSION
@@ -132,7 +149,7 @@ class FetchToSeqPass(ModulePass):
             rewriter.erase_op(fetch)
 
         block = op.body.block
-        for t in reversed(list(tables.values())):
+        for t in reversed([t for t in tables.values() if t.parent is None]):
             if block.first_op is None:
                 block.add_op(t)
             else:

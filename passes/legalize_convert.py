@@ -48,6 +48,23 @@ def _stages_after(op: Operation) -> list[Operation]:
     return out
 
 
+def _offers(src: target.ElementType) -> str:
+    """``"from bf16 the Fetch Adapter offers f32 (type cast)"``: every legal
+    conversion target of ``src`` with its stage chain."""
+    outs = []
+    for t in target.ELEMENT_TYPES:
+        if t == src or t.in_flight_only:
+            continue
+        try:
+            chain = target.conversion_chain(src, t)
+        except target.NoConversionError:
+            continue
+        outs.append(f"{t.name} ({' + '.join(STAGE_TEXT[_KIND_OP[k]] for k, _ in chain)})")
+    if not outs:
+        return f"the Fetch Adapter has no stage that reads {src.name}"
+    return f"from {src.name} the Fetch Adapter offers " + ", ".join(outs)
+
+
 class LegalizeConvert(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter) -> None:
@@ -55,7 +72,15 @@ class LegalizeConvert(RewritePattern):
         try:
             chain = target.conversion_chain(src.element_type, dst.element_type)
         except target.NoConversionError as e:
-            raise PassError(op, f"cannot be legalised: {e}") from None
+            msg = f"cannot be legalised: {e}"
+            if dst.elem is None and src.elem is not None and not src.elem.in_flight_only:
+                # The target is not a hardware type (f16, i1, ...): say what
+                # the adapter does offer from this source instead.
+                msg = (
+                    f"cannot be legalised: {target.type_name(dst.element_type)} is not a Fetch Adapter "
+                    f"type; {_offers(src.elem)}"
+                )
+            raise PassError(op, msg) from None
 
         names = [_KIND_OP[k] for k, _ in chain]
         if src.ctx == "sub" and "fetch.table_lookup" in names:
@@ -65,6 +90,12 @@ class LegalizeConvert(RewritePattern):
                 "which has no table-lookup register; decode on the main context, commit the result to DM "
                 "with rngd.commit, then stage it with a convert-only StoTrf fetch on the sub context",
             )
+        if not chain:
+            # Identity: the convert disappears.  Whatever the stages around
+            # it do is theirs to answer for (the verifier checks their order
+            # after this pass, at the offending stage).
+            rewriter.replace(op, [], [op.input])
+            return
         before, after = _stages_before(op), _stages_after(op)
         order = [ADAPTER_ORDER[o.name] for o in reversed(before)] + [ADAPTER_ORDER[n] for n in names] + [
             ADAPTER_ORDER[o.name] for o in after
@@ -85,9 +116,9 @@ class LegalizeConvert(RewritePattern):
             t = StreamType(src.ctx, src.time, src.packet, target.mlir_type(out))
             new = (TableLookupOp if kind == target.TABLE_LOOKUP else CastOp)(value, t)
             new.location = op.location
-            rewriter.insert_op(new)
+            rewriter.insert(new)
             value = new.result
-        rewriter.replace_op(op, [], [value])
+        rewriter.replace(op, [], [value])
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
-from fetchc.diagnostics import PassError
+from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import DEQUANT_FORMATS, CastOp, DequantOp, FetchOp, StreamType, TableLookupOp, linear_coefficients
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
 
@@ -114,12 +114,25 @@ class SplitScaling(RewritePattern):
         scale_base = 0 if op.scale_base is None else op.scale_base.value.data
         sfetch = FetchOp(op.bscale, stype, map=amap, base=scale_base)
         sfetch.location = op.location
-        rewriter.insert_op(sfetch, InsertPoint.after(codes))
+        # The scale fetch is a Fetch Unit program of its own: check its
+        # sequencer limits here, so the error names the dequant and its
+        # scale_base rather than an op the user never wrote.
+        scale_cast = target.F32 if fmt["scale"] == target.F8E4M3FN else None
+        try:
+            sfetch.sequencer_config(cast_out=scale_cast, infer_cast=False)
+        except OpError as e:
+            raise PassError(
+                op,
+                f"the fetch of its block scales (scale_base = {scale_base}, map {amap}, "
+                f"{stype.spelled()}) breaks a sequencer limit: {e.message}",
+                [(codes, "the codes are fetched here")],
+            ) from None
+        rewriter.insert(sfetch, InsertPoint.after(codes))
         scale = sfetch.result
         if fmt["scale"] == target.F8E4M3FN:
             scast = CastOp(scale, stype.with_element(target.mlir_type(target.F32)))
             scast.location = op.location
-            rewriter.insert_op(scast, InsertPoint.after(sfetch))
+            rewriter.insert(scast, InsertPoint.after(sfetch))
             scale = scast.result
 
         st = codes.stream
@@ -135,7 +148,7 @@ class SplitScaling(RewritePattern):
             result = tscale.result
         for o in ops:
             o.location = op.location
-        rewriter.replace_op(op, ops, [result])
+        rewriter.replace(op, ops, [result])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,48 @@
+// MXFP4 weight dequantisation to f32
+// ==================================
+//
+// The MXFP4 twin of nvfp4_dequant_f32.mlir: a 4096 x 4096 MXFP4 weight
+// (OCP microscaling: e2m1 codes, one f8E8M0FNU power-of-two scale per 32
+// codes along the input axis, no tensor scale), decoded to f32 exactly
+// (hardware.md §4):
+//
+//   w[o, i] = E2M1[code[o, i]] * 2^(e[o, i / 32] - 127)      (e = 0xFF: NaN)
+//
+// fetch-split-scaling lowers fetch.dequant {format = "mxfp4"} to
+//
+//   * the codes' fetch + paired lookup (e2m1 -> f8E4M3FN) + cast (-> f32):
+//     program "dequant_mxfp4/0";
+//   * a fetch of the raw f8E8M0FNU exponents, one per 32 codes, with no
+//     adapter stage (the adapter has no e8m0 cast): program
+//     "dequant_mxfp4/1";
+//   * rngd.block_scale, which decodes 2^(e-127) and multiplies, in the Vector
+//     Engine.  There is no rngd.tensor_scale: MXFP4 has no tensor scale.
+//
+//   DM address  size     tensor
+//   0x02000000  8 MiB    packed codes  memref<4096x4096xf4E2M1FN>
+//   0x02800000  512 KiB  block scales  memref<4096x128xf8E8M0FNU>  ((out, in/32))
+//
+// Read pattern: each row is 64 packets of 64 codes (2 MXFP4 blocks per
+// packet); the scale fetch reads the 2 matching exponents per packet.
+//
+// Compile:  fetchc mxfp4_dequant_f32.mlir -o mxfp4.bin && fetchc dis mxfp4.bin
+//
+//   program 0 "dequant_mxfp4/0": main, f4E2M1FN -> f32, base 0x2000000,
+//     [4096 : 4096, 4096 : 1] : 64, table_lookup + type_conversion 3,
+//     fetch_size 4, 8 words per packet, flit_count 8.
+//   program 1 "dequant_mxfp4/1": main, f8E8M0FNU -> f8E8M0FNU,
+//     base 0x2800000, [4096 : 128, 128 : 1] : 2, fetch_size 2, no stages,
+//     flit_count 1.
+
+func.func @dequant_mxfp4(%codes: memref<4096x4096xf4E2M1FN>,
+                         %escale: memref<4096x128xf8E8M0FNU>,
+                         %out: memref<4096x4096xf32>) {
+  %c = fetch.fetch %codes {base = 33554432 : i64,
+                           map = affine_map<(o, p, e) -> (o, p * 64 + e)>}
+      : memref<4096x4096xf4E2M1FN> -> !fetch.stream<main, [4096, 64], [64], f4E2M1FN>
+  %w = fetch.dequant %c, %escale {format = "mxfp4", scale_base = 41943040 : i64}
+      : !fetch.stream<main, [4096, 64], [64], f4E2M1FN>, memref<4096x128xf8E8M0FNU>
+      -> !fetch.stream<main, [4096, 64], [64], f32>
+  rngd.commit %w, %out : !fetch.stream<main, [4096, 64], [64], f32>, memref<4096x4096xf32>
+  func.return
+}

@@ -1,0 +1,579 @@
+"""An interpreter for fetchc IR on xDSL's interpreter framework.
+
+It gives every op of the ``fetch``, ``rngd`` and ``fetch_seq`` dialects a
+value-level meaning, so a module can be run before and after each pass and the
+results compared bit for bit (and, after ``fetch-to-seq``, against the
+golden model :mod:`fetchc.sim`).  ``func`` and ``arith`` run on xDSL's own
+implementations.
+
+Values
+------
+
+* A **memref** argument is a numpy array of the memref's logical shape holding
+  canonical values: dtype ``ElementType.np_dtype`` (``ml_dtypes.float4_e2m1fn``
+  / ``ml_dtypes.int4`` for the 4-bit types, one value per item;
+  ``ml_dtypes.float8_*``, ``ml_dtypes.bfloat16``, ``np.float32``,
+  ``np.int8/16/32``).  The layout (``strided<>``) does not matter for the
+  logical array; it only matters for ``fetch_seq.program`` (below).
+  ``rngd.commit`` writes into it **in place**.
+* A **stream** is a numpy array of shape ``time + packet`` with the same
+  canonical dtype as its element type (``i5`` → ``int8``, ``i9`` → ``int16``).
+  :func:`fetchc.sim.to_sim_encoding` turns it into the ``fetchc sim``
+  encoding (ir.md §5) for bit-exact comparison with the simulator.
+* An ``f32`` scalar is a ``np.float32`` (a Python float or an
+  ``arith.constant``'s ``FloatAttr`` is rounded to f32).
+* ``!rngd.trf`` / ``!rngd.vrf`` values are the stream's array.
+
+Op semantics
+------------
+
+* ``fetch.fetch``: ``out[t..., p...] = mem[map(t..., p...)]`` (numpy advanced
+  indexing with the map's :func:`~fetchc.dialects.fetch.linear_coefficients`).
+* ``fetch.table_lookup``: **by value**, through ``ml_dtypes``
+  (``values.astype(out)``), which is what the tables were built from; the
+  simulator instead decodes through the stored table bytes, and the tests
+  compare the two.
+* ``fetch.cast``, ``fetch.zp_sub``: the shared stage functions
+  :func:`fetchc.sim.cast_values` / :func:`fetchc.sim.zp_sub_values`.
+* ``fetch.convert``: the stages of :func:`fetchc.target.conversion_chain`.
+* ``fetch.dequant``: the **reference** semantics of hardware.md §4:
+  NVFP4 ``(E2M1[code] * f32(bscale)) * gscale`` in f32, left to right; MXFP4
+  ``E2M1[code] * 2^(e-127)`` (``0xFF`` → NaN).  The scale of element
+  ``out[t, p]`` is ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
+  ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes' ``fetch.fetch``
+  reads (one scale per block along the memref's last axis).
+* ``rngd.switch`` / ``rngd.collect``: identity.  ``rngd.to_trf`` /
+  ``rngd.to_vrf``: the array.  ``rngd.transpose``: a **reshape** of the
+  elements in row-major order to the result shape (the IR does not say which
+  permutation the Transpose Engine applies, so this is a reinterpretation,
+  not a data movement).  ``rngd.commit``: the stream's elements in row-major
+  order into the memref array, in place.
+* ``rngd.block_scale``: ``x * decode(s)`` per block (f32 multiply, numpy's
+  correctly rounded ``float32``); ``rngd.tensor_scale``: ``x * g``.
+* ``fetch_seq.program``: runs the register block with the simulator's own
+  code (:func:`run_program_on_array`): the memref array is laid out in its
+  layout order (:func:`flatten_in_layout`) and packed into DM bytes
+  (:func:`fetchc.sim.pack_elements`); the lookup goes through the
+  ``fetch_seq.table``'s baked entries.  The program's ``base`` field is a DM
+  byte address, so the interpreter must know the memref's DM address: pass
+  ``memref_bases`` to :func:`interpret` (default 0, ``fetch.fetch``'s default
+  ``base``; :func:`fetch_bases` collects them from the module before
+  ``fetch-to-seq``).
+* ``rngd.contract_outer`` has no implementation (its arithmetic is not
+  specified).
+
+Errors: :class:`InterpError` for bad arguments (wrong shape or dtype, an index
+outside a memref, a program reading outside its memref);
+:class:`fetchc.sim.SimError` from the stage functions; xDSL's
+``InterpretationError`` for ops without an implementation.
+
+Spec: ir.md §1-2, §4; hardware.md §2-4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import BlockArgument, SSAValue
+from xdsl.traits import SymbolTable
+
+from fetchc import target
+from fetchc.dialects.fetch import (
+    DEQUANT_FORMATS,
+    CastOp,
+    ConvertOp,
+    DequantOp,
+    FetchOp,
+    StreamType,
+    TableLookupOp,
+    ZpSubOp,
+    linear_coefficients,
+    memref_layout,
+)
+from fetchc.dialects.fetch_seq import ProgramOp
+from fetchc.dialects.rngd import (
+    BlockScaleOp,
+    CollectOp,
+    CommitOp,
+    SwitchOp,
+    TensorScaleOp,
+    ToTrfOp,
+    ToVrfOp,
+    TransposeOp,
+)
+from fetchc.seqbin import Program, Table
+from fetchc.sim import (
+    SimError,
+    cast_values,
+    check_read_bounds,
+    from_sim_encoding,
+    pack_elements,
+    simulate_program,
+    to_sim_encoding,
+    zp_sub_values,
+)
+from fetchc.target import ElementType
+
+__all__ = [
+    "InterpError",
+    "FetchcFunctions",
+    "make_interpreter",
+    "interpret",
+    "fetch_bases",
+    "fetch_indices",
+    "lookup_values",
+    "e8m0_to_f32",
+    "dequant_reference",
+    "flatten_in_layout",
+    "program_from_op",
+    "run_program_on_array",
+    "to_sim_encoding",
+    "from_sim_encoding",
+]
+
+
+class InterpError(Exception):
+    """Bad interpreter input: an argument of the wrong shape or dtype, an
+    index outside a memref, a ``fetch_seq.program`` reading outside its
+    memref, an unknown function."""
+
+
+# --------------------------------------------------------------------------
+# Value helpers
+# --------------------------------------------------------------------------
+
+
+def _elem(t: Any, what: str) -> ElementType:
+    e = target.element_type(t)
+    if e is None:
+        raise InterpError(f"{what}: {target.type_name(t)} is not a hardware element type")
+    return e
+
+
+def _check_memref(arr: Any, mt: MemRefType, what: str) -> np.ndarray:
+    elem = _elem(mt.element_type, what)
+    if not isinstance(arr, np.ndarray):
+        raise InterpError(f"{what}: expected a numpy array for {mt}, got {type(arr).__name__}")
+    shape = tuple(mt.get_shape())
+    if arr.shape != shape or arr.dtype != elem.np_dtype:
+        raise InterpError(
+            f"{what}: expected an array of shape {shape} and dtype {elem.np_dtype} ({elem}), "
+            f"got shape {arr.shape} and dtype {arr.dtype}"
+        )
+    return arr
+
+
+def _stream(arr: np.ndarray, st: Any, what: str) -> np.ndarray:
+    """Check that ``arr`` is a value of stream type ``st``."""
+    assert isinstance(st, StreamType)
+    elem = _elem(st.element_type, what)
+    shape = st.time + st.packet
+    if arr.shape != shape or arr.dtype != elem.np_dtype:
+        raise InterpError(
+            f"{what}: produced shape {arr.shape} / {arr.dtype}, but {st.spelled()} needs {shape} / {elem.np_dtype}"
+        )
+    return arr
+
+
+def _f32(v: Any) -> np.float32:
+    if isinstance(v, FloatAttr):
+        return np.float32(v.value.data)
+    if isinstance(v, np.ndarray) and v.shape == ():
+        return np.float32(v[()])
+    return np.float32(v)
+
+
+def lookup_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
+    """The table-lookup stage **by value** (hardware.md §2.1): canonical
+    ``src`` values converted by ``ml_dtypes`` to ``dst`` (every table entry is
+    exact, and is exactly this conversion, seqbin.md TABLES).  Raises
+    :class:`fetchc.sim.SimError` for a pair outside the four tables."""
+    if (src, dst) not in target.LOOKUP_TABLES:
+        raise SimError(f"the hardware has no {src} -> {dst} lookup table")
+    values = np.asarray(values)
+    if values.dtype != src.np_dtype:
+        raise SimError(f"the {src} -> {dst} lookup got values of {values.dtype}, not {src.np_dtype}")
+    return values.astype(dst.np_dtype)
+
+
+def e8m0_to_f32(values: np.ndarray) -> np.ndarray:
+    """``f8E8M0FNU`` (canonical ``ml_dtypes.float8_e8m0fnu`` or raw ``uint8``
+    bits) → f32 ``2^(e-127)``, exact (``2^-127`` is an f32 subnormal), with
+    ``e = 0xFF`` → NaN (hardware.md §4)."""
+    values = np.asarray(values)
+    bits = values.view(np.uint8) if values.dtype != np.uint8 else values
+    e = bits.astype(np.int32)
+    with np.errstate(over="ignore"):  # e = 255 overflows; it becomes NaN below
+        out = np.ldexp(np.ones(e.shape, dtype=np.float32), e - 127).astype(np.float32)
+    out[e == 0xFF] = np.float32(np.nan)
+    return out
+
+
+def dequant_reference(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -> np.ndarray:
+    """The reference dequantisation of hardware.md §4, elementwise, in f32.
+
+    ``codes``: canonical ``f4E2M1FN`` values; ``bscale``: the block scale of
+    each element (same shape; ``f8E4M3FN`` for ``"nvfp4"``, ``f8E8M0FNU`` for
+    ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for mxfp4).
+    NVFP4: ``(E2M1[code] * f32(bscale)) * gscale``, left to right; MXFP4:
+    ``E2M1[code] * 2^(e-127)``.  Returns ``float32``, same shape."""
+    e = np.asarray(codes).astype(np.float32)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if fmt == "nvfp4":
+            return (e * np.asarray(bscale).astype(np.float32)) * _f32(gscale)
+        if fmt == "mxfp4":
+            return e * e8m0_to_f32(bscale)
+    raise InterpError(f"unknown dequant format {fmt!r}")
+
+
+# --------------------------------------------------------------------------
+# fetch.fetch indexing
+# --------------------------------------------------------------------------
+
+
+def fetch_indices(op: FetchOp) -> tuple[np.ndarray, ...]:
+    """The memref index arrays ``fetch.fetch`` reads: one ``int64`` array
+    per memref dimension, each of the stream's shape ``time + packet``, with
+    ``idx[r][t..., p...] = map(t..., p...)[r]``.  Raises :class:`InterpError`
+    when an index falls outside the memref."""
+    st = op.stream
+    shape = st.time + st.packet
+    coeffs, consts = linear_coefficients(op.affine_map())
+    nd = len(shape)
+    grids = [np.arange(n, dtype=np.int64).reshape((1,) * d + (n,) + (1,) * (nd - d - 1)) for d, n in enumerate(shape)]
+    mshape = op.memref.get_shape()
+    out = []
+    for r, (row, k) in enumerate(zip(coeffs, consts)):
+        idx = np.full(shape, k, dtype=np.int64)
+        for c, g in zip(row, grids):
+            if c:
+                idx = idx + c * g
+        if idx.size and (idx.min() < 0 or idx.max() >= mshape[r]):
+            raise InterpError(
+                f"fetch.fetch reads index {r} in [{idx.min()}, {idx.max()}], outside the memref's size {mshape[r]}"
+            )
+        out.append(np.broadcast_to(idx, shape))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------
+# fetch_seq.program
+# --------------------------------------------------------------------------
+
+
+def flatten_in_layout(arr: np.ndarray, mt: MemRefType) -> np.ndarray:
+    """The memref's elements in **layout order**: a 1-D array where element
+    ``i`` of the memref sits at ``offset + Σ i_r·stride_r`` (the memref type's
+    identity or ``strided<>`` layout; in elements).  Positions no element
+    maps to are zero.  Raises :class:`InterpError` for negative strides."""
+    strides, offset = memref_layout(mt)
+    shape = arr.shape
+    if any(s < 0 for s in strides) or offset < 0:
+        raise InterpError(f"cannot lay out {mt}: negative strides or offset")
+    size = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1 if arr.size else 0
+    flat = np.zeros(size, dtype=arr.dtype)
+    if arr.size:
+        lin = np.full(shape, offset, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(shape, strides)):
+            lin = lin + (np.arange(n, dtype=np.int64) * s).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+        flat[lin.reshape(-1)] = arr.reshape(-1)
+    return flat
+
+
+def program_from_op(op: ProgramOp) -> tuple[Program, list[Table]]:
+    """The ``seq.bin`` record of a ``fetch_seq.program`` (``in_dtype`` = the
+    memref's element type, ``out_dtype`` = the result stream's) and its
+    table list (the referenced ``fetch_seq.table``'s baked entries, as table
+    0, or empty).  Raises :class:`InterpError` for a missing table."""
+    mt = op.source.type
+    st = op.result.type
+    assert isinstance(mt, MemRefType) and isinstance(st, StreamType)
+    in_t = _elem(mt.element_type, "fetch_seq.program")
+    out_t = _elem(st.element_type, "fetch_seq.program")
+    tables: list[Table] = []
+    if op.table is not None:
+        top = op.table_op()
+        if top is None:
+            raise InterpError(f"fetch_seq.program: table {op.table} is not a fetch_seq.table in the module")
+        s, d = top.pair
+        assert s is not None and d is not None
+        entries = np.array(top.entry_values(), dtype="<u2").tobytes()
+        tables.append(Table(top.paired is not None, s, d, entries))
+    zp = op.field("zero_point")
+    zp_mode = 0
+    if zp is not None:
+        attr = op.properties.get("zp_mode")
+        if isinstance(attr, IntegerAttr):
+            zp_mode = attr.value.data
+        else:
+            zp_mode = next((r.mode for r in target.ZERO_POINT.values() if r.result == out_t), 0)
+    prog = Program(
+        name=op.program_name.data,
+        unit=op.field("unit") or 0,
+        in_dtype=in_t,
+        out_dtype=out_t,
+        base=op.field("base") or 0,
+        packet_size=op.field("packet_size") or 0,
+        fetch_size=op.field("fetch_size") or 0,
+        limits=op.limit_values,
+        strides=op.stride_values,
+        stages=op.field("stages") or 0,
+        table=0 if tables else None,
+        type_conversion=op.field("type_conversion"),
+        zero_point0=zp or 0,
+        num_zero_points=0 if zp is None else 1,
+        zp_mode=zp_mode,
+        flit_count=op.field("flit_count") or 0,
+        words_per_packet=op.field("words_per_packet") or 0,
+    )
+    return prog, tables
+
+
+def run_program_on_array(
+    flat: np.ndarray, prog: Program, tables: Sequence[Table], memref_base: int = 0
+) -> np.ndarray:
+    """Run ``prog`` on one memref with the simulator's code.
+
+    ``flat``: the memref's canonical values in layout order
+    (:func:`flatten_in_layout`), element 0 at DM byte ``memref_base``.  It is
+    packed into DM bytes (:func:`fetchc.sim.pack_elements`) and
+    :func:`fetchc.sim.simulate_program` runs with ``base`` made relative to
+    ``memref_base``; every read must stay inside the memref.  Returns the
+    ``fetchc sim`` encoding, shape ``(prod(limits) // packet_size,
+    packet_size)``.  Raises :class:`InterpError` for a read outside the memref
+    and :class:`fetchc.sim.SimError` for an inconsistent program."""
+    image = pack_elements(flat, prog.in_dtype)
+    rel = dataclasses.replace(prog, base=prog.base - memref_base)
+    try:
+        check_read_bounds(rel, str(prog.name), image.size)
+    except SimError as e:
+        raise InterpError(
+            f"{e} (here the DM image is the memref alone: {image.size} bytes at DM address {memref_base}; "
+            f"is its memref_bases entry right?)"
+        ) from None
+    return simulate_program(rel, tables, image, name=prog.name, threads=1, progress=False)
+
+
+# --------------------------------------------------------------------------
+# Op implementations
+# --------------------------------------------------------------------------
+
+_BASES = "memref_bases"
+
+
+@register_impls
+class FetchcFunctions(InterpreterFunctions):
+    """Implementations of the ``fetch``, ``rngd`` and ``fetch_seq`` ops
+    (module docstring)."""
+
+    # ---- fetch ---------------------------------------------------------
+    @impl(FetchOp)
+    def run_fetch(self, interpreter: Interpreter, op: FetchOp, args: tuple[Any, ...]):
+        mem = _check_memref(args[0], op.memref, "fetch.fetch")
+        return (_stream(np.array(mem[fetch_indices(op)]), op.result.type, "fetch.fetch"),)
+
+    @impl(TableLookupOp)
+    def run_table_lookup(self, interpreter: Interpreter, op: TableLookupOp, args: tuple[Any, ...]):
+        s, d = _elem(op.in_type.element_type, op.name), _elem(op.out_type.element_type, op.name)
+        return (_stream(lookup_values(args[0], s, d), op.out_type, op.name),)
+
+    @impl(CastOp)
+    def run_cast(self, interpreter: Interpreter, op: CastOp, args: tuple[Any, ...]):
+        s, d = _elem(op.in_type.element_type, op.name), _elem(op.out_type.element_type, op.name)
+        return (_stream(cast_values(args[0], s, d), op.out_type, op.name),)
+
+    @impl(ZpSubOp)
+    def run_zp_sub(self, interpreter: Interpreter, op: ZpSubOp, args: tuple[Any, ...]):
+        st = op.input.type
+        assert isinstance(st, StreamType)
+        rule = target.ZERO_POINT[_elem(st.element_type, op.name)]
+        return (_stream(zp_sub_values(args[0], op.zp, rule), op.result.type, op.name),)
+
+    @impl(ConvertOp)
+    def run_convert(self, interpreter: Interpreter, op: ConvertOp, args: tuple[Any, ...]):
+        t = _elem(op.in_type.element_type, op.name)
+        v = args[0]
+        for kind, out in target.conversion_chain(t, _elem(op.out_type.element_type, op.name)):
+            v = lookup_values(v, t, out) if kind == target.TABLE_LOOKUP else cast_values(v, t, out)
+            t = out
+        return (_stream(np.array(v), op.out_type, op.name),)
+
+    @impl(DequantOp)
+    def run_dequant(self, interpreter: Interpreter, op: DequantOp, args: tuple[Any, ...]):
+        codes = args[0]
+        fetch = op.input.owner
+        if not isinstance(fetch, FetchOp):
+            raise InterpError("fetch.dequant: its codes must come straight from fetch.fetch")
+        bs_type = op.bscale.type
+        assert isinstance(bs_type, MemRefType)
+        bscale = _check_memref(args[1], bs_type, "fetch.dequant block scales")
+        fmt = op.format.data
+        block = DEQUANT_FORMATS[fmt]["block"]
+        idx = fetch_indices(fetch)
+        sidx = idx[:-1] + (idx[-1] // block,)
+        scale_shape = bscale.shape
+        for r, a in enumerate(sidx):
+            if a.size and a.max() >= scale_shape[r]:
+                raise InterpError(f"fetch.dequant: block-scale index {r} reaches {a.max()}, but the memref has {scale_shape[r]}")
+        g = args[2] if len(args) > 2 else None
+        return (_stream(dequant_reference(codes, bscale[sidx], g, fmt), op.result.type, op.name),)
+
+    # ---- rngd ----------------------------------------------------------
+    @impl(SwitchOp)
+    def run_switch(self, interpreter: Interpreter, op: SwitchOp, args: tuple[Any, ...]):
+        return (args[0],)
+
+    @impl(CollectOp)
+    def run_collect(self, interpreter: Interpreter, op: CollectOp, args: tuple[Any, ...]):
+        return (args[0],)
+
+    @impl(TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: TransposeOp, args: tuple[Any, ...]):
+        st = op.result.type
+        assert isinstance(st, StreamType)
+        return (_stream(np.ascontiguousarray(args[0]).reshape(st.time + st.packet), st, op.name),)
+
+    @impl(CommitOp)
+    def run_commit(self, interpreter: Interpreter, op: CommitOp, args: tuple[Any, ...]):
+        mt = op.dest.type
+        assert isinstance(mt, MemRefType)
+        buf = _check_memref(args[1], mt, "rngd.commit destination")
+        src = np.asarray(args[0])
+        if src.dtype != buf.dtype or src.size != buf.size:
+            raise InterpError(f"rngd.commit: {src.size} x {src.dtype} into {buf.size} x {buf.dtype}")
+        buf[...] = src.reshape(buf.shape)
+        return ()
+
+    @impl(ToTrfOp)
+    def run_to_trf(self, interpreter: Interpreter, op: ToTrfOp, args: tuple[Any, ...]):
+        return (args[0],)
+
+    @impl(ToVrfOp)
+    def run_to_vrf(self, interpreter: Interpreter, op: ToVrfOp, args: tuple[Any, ...]):
+        return (args[0],)
+
+    @impl(BlockScaleOp)
+    def run_block_scale(self, interpreter: Interpreter, op: BlockScaleOp, args: tuple[Any, ...]):
+        x, s = np.asarray(args[0]), np.asarray(args[1])
+        block = op.block.value.data
+        st = op.scale.type
+        assert isinstance(st, StreamType)
+        if _elem(st.element_type, op.name) == target.F8E8M0FNU:
+            sf = e8m0_to_f32(s)
+        else:
+            sf = s.astype(np.float32)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            out = x * np.repeat(sf, block, axis=-1)
+        return (_stream(out.astype(np.float32), op.result.type, op.name),)
+
+    @impl(TensorScaleOp)
+    def run_tensor_scale(self, interpreter: Interpreter, op: TensorScaleOp, args: tuple[Any, ...]):
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            out = np.asarray(args[0]) * _f32(args[1])
+        return (_stream(out.astype(np.float32), op.result.type, op.name),)
+
+    # ---- fetch_seq -----------------------------------------------------
+    @impl(ProgramOp)
+    def run_program(self, interpreter: Interpreter, op: ProgramOp, args: tuple[Any, ...]):
+        mt = op.source.type
+        assert isinstance(mt, MemRefType)
+        mem = _check_memref(args[0], mt, f"fetch_seq.program {op.program_name.data}")
+        prog, tables = program_from_op(op)
+        bases: dict[SSAValue, int] = interpreter.get_data(FetchcFunctions, _BASES, dict)
+        enc = run_program_on_array(flatten_in_layout(mem, mt), prog, tables, bases.get(op.source, 0))
+        st = op.result.type
+        assert isinstance(st, StreamType)
+        vals = from_sim_encoding(enc, prog.out_dtype).reshape(st.time + st.packet)
+        return (_stream(vals, st, op.name),)
+
+
+# --------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------
+
+
+def make_interpreter(module: ModuleOp, listeners: Sequence[Interpreter.Listener] = ()) -> Interpreter:
+    """An xDSL ``Interpreter`` for ``module`` with ``func``, ``arith`` and
+    fetchc's implementations registered; ``listeners`` observe every op."""
+    interp = Interpreter(module, listeners=tuple(listeners))
+    interp.register_implementations(FuncFunctions())
+    interp.register_implementations(ArithFunctions())
+    interp.register_implementations(FetchcFunctions())
+    return interp
+
+
+def _function(module: ModuleOp, name: str) -> func.FuncOp:
+    op = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(op, func.FuncOp):
+        names = [o.sym_name.data for o in module.walk() if isinstance(o, func.FuncOp)]
+        raise InterpError(f"no function @{name} in the module; it has: {', '.join('@' + n for n in names) or 'none'}")
+    return op
+
+
+def interpret(
+    module: ModuleOp,
+    function_name: str,
+    args: Sequence[Any],
+    *,
+    memref_bases: Mapping[int | SSAValue, int] | None = None,
+    listeners: Sequence[Interpreter.Listener] = (),
+) -> list[Any]:
+    """Run ``@function_name`` of ``module`` on ``args`` and return its
+    results as a list.
+
+    ``args``: one value per function argument (module docstring: memrefs as
+    numpy arrays of canonical values, mutated in place by ``rngd.commit``;
+    ``f32`` scalars).  ``memref_bases``: DM byte address of a memref, keyed by
+    argument index (or SSA value), used only by ``fetch_seq.program``
+    (default 0); see :func:`fetch_bases`.  ``listeners``: xDSL
+    ``Interpreter.Listener`` objects that see every op and its results (e.g.
+    to capture each ``fetch_seq.program``'s stream).
+
+    Raises :class:`InterpError` (unknown function, wrong argument count,
+    shape or dtype), :class:`fetchc.sim.SimError`, or xDSL's
+    ``InterpretationError`` (an op without implementation)."""
+    fn = _function(module, function_name)
+    block = fn.body.blocks.first
+    params = list(block.args) if block is not None else []
+    if len(args) != len(params):
+        raise InterpError(f"@{function_name} takes {len(params)} arguments, got {len(args)}")
+    for i, (p, a) in enumerate(zip(params, args)):
+        if isinstance(p.type, MemRefType):
+            _check_memref(a, p.type, f"@{function_name} argument {i}")
+    bases: dict[SSAValue, int] = {}
+    for k, v in (memref_bases or {}).items():
+        bases[params[k] if isinstance(k, int) else k] = int(v)
+    interp = make_interpreter(module, listeners)
+    interp.set_data(FetchcFunctions, _BASES, bases)
+    return list(interp.call_op(fn, tuple(args)))
+
+
+def fetch_bases(module: ModuleOp, function_name: str) -> dict[int, int]:
+    """The DM byte address of each memref argument of ``@function_name``
+    that a ``fetch.fetch`` reads (its ``base``) or a ``fetch.dequant`` reads
+    block scales from (its ``scale_base``), keyed by argument index.  Call it
+    before ``fetch-to-seq`` (which drops those properties) and pass the
+    result to :func:`interpret` for the lowered module.  Raises
+    :class:`InterpError` when one memref is read at two addresses."""
+    fn = _function(module, function_name)
+    out: dict[int, int] = {}
+
+    def note(v: SSAValue, base: int) -> None:
+        if isinstance(v, BlockArgument) and v.block is fn.body.blocks.first:
+            if out.setdefault(v.index, base) != base:
+                raise InterpError(f"argument {v.index} of @{function_name} is fetched at DM addresses {out[v.index]} and {base}")
+
+    for op in fn.walk():
+        if isinstance(op, FetchOp):
+            note(op.source, op.base_value)
+        elif isinstance(op, DequantOp):
+            note(op.bscale, 0 if op.scale_base is None else op.scale_base.value.data)
+    return out

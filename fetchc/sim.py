@@ -1,0 +1,968 @@
+"""The golden model: the Fetch Unit executing a ``seq.bin`` on a DM image.
+
+Spec: ``hardware.md`` §2 (the adapter stages: table lookup → type cast →
+zero-point subtraction), §3 (the sequencer loop nest, 4-bit packing),
+``seqbin.md`` (the program and table records), ``ir.md`` §5 (the ``fetchc
+sim`` row: output element encoding).  Every hardware fact comes from
+:mod:`fetchc.target`.
+
+What one program does (:func:`simulate_program`)
+-----------------------------------------------
+
+* **Sequencer.**  ``limits[k]`` / ``strides[k]`` (entry 0 outermost; strides
+  in **elements** of ``in_dtype``, negative and 0 allowed) enumerate, in
+  hardware order, every index tuple ``(i_0, ..., i_{n-1})``; the element read
+  is at element offset ``e = Σ i_k · stride_k`` from ``base`` (a DM **byte**
+  address).  For 8/16/32-bit types element ``e`` occupies bytes
+  ``base + e·size ... base + e·size + size - 1`` (little-endian).  For the
+  4-bit types (``i4``, ``f4E2M1FN``) element ``e`` lives in byte
+  ``base + floor(e / 2)``, in the **low** nibble when ``e`` is even and the
+  **high** nibble when odd (element ``2i`` low, ``2i+1`` high, with ``base``
+  itself holding elements 0 and 1).
+* **Table lookup** goes through the table **bytes stored in the file** (never
+  a recomputed reference table).  Paired (4-bit input): the key is the byte
+  that holds the element; entry low byte = the decoded even element, high
+  byte = the decoded odd element, so element ``e`` takes byte ``e % 2`` of
+  ``entries[key]``.  (A hardware-legal 4-bit program always reads whole bytes,
+  so this is exactly "one lookup decodes two elements"; for a hand-made file
+  that starts a packet on an odd element it is the natural generalisation.)
+  Non-paired (8-bit input): key = the element's byte, entry = the ``bf16``
+  bits.
+* **Type cast** per code (:data:`fetchc.target.CAST_CODES`): integers
+  sign-extend to ``i32``; ``f8E4M3FN`` / ``f8E5M2`` / ``bf16`` widen to
+  ``f32`` exactly; ``f32 → bf16`` rounds to nearest even (``ml_dtypes``'
+  ``astype``; NaN as ``ml_dtypes`` does it).  See :func:`cast_values`.
+* **Zero point**: ``out = in - zero_point`` into ``i5`` / ``i9``; a residual
+  outside ``[-16, 15]`` / ``[-256, 255]`` raises :class:`SimError` (only a
+  corrupt zero point can cause it).  See :func:`zp_sub_values`.
+
+Output (``ir.md`` §5 element encoding, :func:`to_sim_encoding`): ``f32``,
+``i32``, ``i8``, ``i16`` as themselves; ``bf16`` and the 8-bit floats as raw
+bits in ``uint16`` / ``uint8``; ``i5`` as ``int8``; ``i9`` as ``int16``; a
+4-bit stream without lookup as its 4-bit codes (0-15) in ``uint8``, for
+``i4`` too (its two's-complement code: -1 is 15).
+
+Output shape — **spec gap**: ``ir.md`` §5 says "the stream's time dims then
+its packet dims", but ``seq.bin`` stores neither shape (only ``limits`` and
+``packet_size``).  The simulator therefore returns
+``(prod(limits) // packet_size, packet_size)``: one row per packet, in
+hardware order.  Reshape with the stream type when you know it.
+
+Reads outside the DM image raise :class:`SimError` naming the address; the
+image is never wrapped or padded.
+
+Speed (everything vectorised with numpy; work items spread over up to 4
+threads, numpy releasing the GIL):
+
+* 4-/8-bit inputs never decode per element in Python: the stage chain is
+  tabulated once per key byte (:func:`_byte_lut`: the **file's** table entries,
+  then cast / zero point, in the output encoding), and pairs of key bytes
+  index a 65536-entry table derived from it, so one ``np.take`` over the
+  bytes (viewed as ``u16``) yields four e2m1 decodes per index.  For a paired
+  lookup with no cast that table is exactly the file's ``(256,)`` ``u16``
+  entries, two keys at a time (each entry's bytes are the elements in order
+  low, high).
+* A contiguous program (the merged loop nest is one increasing run of stride
+  1) slices the DM bytes directly.  Row-structured programs (innermost merged
+  entry of stride 1) read each row as a slice or, for groups of equally
+  spaced rows, through a strided view (one copy of the bytes, no index
+  arrays); short irregular rows use one index per DM unit.  Anything else (inner broadcast, one-element packets with a
+  stride) goes element by element in chunks of at most 4 Mi elements, offsets
+  from broadcasting the entries.  Memory beyond the output stays bounded.
+* Progress goes to stderr only when it is a TTY and the program is long.
+
+Public API: :class:`SimError`, :func:`simulate_program`, :func:`simulate`,
+:func:`main_sim` (``fetchc sim``), the shared stage functions
+:func:`table_lookup_bytes`, :func:`cast_values`, :func:`zp_sub_values`, and
+the encoding helpers :func:`sim_dtype`, :func:`to_sim_encoding`,
+:func:`from_sim_encoding`, :func:`pack_elements`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, read
+from fetchc.target import (
+    CAST_CODES,
+    LOOKUP_TABLES,
+    STAGE_TABLE_LOOKUP,
+    STAGE_TYPE_CONVERSION,
+    STAGE_ZERO_POINT,
+    TABLE_ENTRIES,
+    ZERO_POINT,
+    ElementType,
+    ZeroPointRule,
+)
+
+__all__ = [
+    "SimError",
+    "simulate_program",
+    "simulate",
+    "main_sim",
+    "program_key",
+    "check_read_bounds",
+    "table_lookup_bytes",
+    "cast_values",
+    "zp_sub_values",
+    "sim_dtype",
+    "to_sim_encoding",
+    "from_sim_encoding",
+    "pack_elements",
+]
+
+_LITTLE = sys.byteorder == "little"
+_CAST_BY_CODE: dict[int, tuple[ElementType, ElementType]] = {c: p for p, c in CAST_CODES.items()}
+_ZP_BY_MODE: dict[int, ZeroPointRule] = {r.mode: r for r in ZERO_POINT.values()}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+GENERAL_CHUNK = 1 << 22
+"""Elements per chunk on the element-by-element path: bounds the offset
+arrays (int64) at 32 MiB per chunk and worker."""
+UNIT_CHUNK = 1 << 20
+"""DM units (bytes, or words for 16-/32-bit types) per work item on the row
+paths."""
+FAST_CHUNK = 1 << 16
+"""Keys (or key pairs) per ``np.take`` call; also the per-thread index buffer."""
+PROGRESS_MIN = 1 << 24
+"""Programs with fewer elements never print progress."""
+
+
+class SimError(Exception):
+    """A program the simulator cannot run: a read outside the DM image, an
+    inconsistent program record (stages that do not chain from ``in_dtype``
+    to ``out_dtype``, a bad table index), a zero-point residual outside
+    ``i5``/``i9``, or an unknown program name.  The message is one sentence
+    naming the program and the numbers involved."""
+
+
+# --------------------------------------------------------------------------
+# Element encoding (ir.md §5)
+# --------------------------------------------------------------------------
+
+
+def sim_dtype(elem: ElementType) -> np.dtype:
+    """The numpy dtype ``fetchc sim`` uses for ``elem`` (ir.md §5): ``uint8``
+    for 4-bit codes and 8-bit float bits, ``uint16`` for ``bf16`` bits, else
+    ``elem.np_dtype`` (``f32``, ``i32``, ``i8``, ``i16``; ``i5`` → ``int8``;
+    ``i9`` → ``int16``)."""
+    if elem.is_subbyte:
+        return np.dtype(np.uint8)
+    if elem.is_float and elem.bits in (8, 16):
+        return np.dtype(_UINT[elem.bits // 8])
+    return np.dtype(elem.np_dtype)
+
+
+def to_sim_encoding(arr: np.ndarray, elem: ElementType, packet_size: int | None = None) -> np.ndarray:
+    """Convert canonical values (an array of ``elem.np_dtype``: ``ml_dtypes``
+    types for the narrow floats and ``int4``, one value per item) to the
+    ``ir.md`` §5 encoding (:func:`sim_dtype`).  Shape is kept, or becomes
+    ``(-1, packet_size)`` when ``packet_size`` is given.  Returns a new array.
+    Raises ``ValueError`` when ``arr``'s dtype is not ``elem.np_dtype``."""
+    arr = np.asarray(arr)
+    if arr.dtype != elem.np_dtype:
+        raise ValueError(f"expected an array of {elem} ({elem.np_dtype}), got {arr.dtype}")
+    if elem.is_subbyte:
+        out = arr.view(np.uint8) & np.uint8(0x0F)
+    elif elem.is_float and elem.bits in (8, 16):
+        out = arr.view(_UINT[elem.bits // 8]).copy()
+    else:
+        out = arr.copy()
+    return out if packet_size is None else out.reshape(-1, packet_size)
+
+
+def from_sim_encoding(enc: np.ndarray, elem: ElementType) -> np.ndarray:
+    """Inverse of :func:`to_sim_encoding`: canonical values of ``elem`` (same
+    shape).  4-bit codes keep their low nibble.  Raises ``ValueError`` for a
+    wrong dtype."""
+    enc = np.asarray(enc)
+    want = sim_dtype(elem)
+    if enc.dtype != want:
+        raise ValueError(f"expected the {want} encoding of {elem}, got {enc.dtype}")
+    if elem.is_subbyte:
+        return (enc & np.uint8(0x0F)).view(elem.np_dtype)
+    if elem.is_float and elem.bits in (8, 16):
+        return enc.view(elem.np_dtype).copy()
+    return enc.astype(elem.np_dtype)
+
+
+def pack_elements(values: np.ndarray, elem: ElementType) -> np.ndarray:
+    """The DM bytes (``uint8``, 1-D) holding ``values`` (canonical, flattened
+    in C order) as the hardware stores them: little-endian; 4-bit types two
+    per byte, element ``2i`` in the low nibble (an odd count leaves the last
+    high nibble 0).  Raises ``ValueError`` for a wrong dtype."""
+    v = np.ascontiguousarray(values).reshape(-1)
+    if v.dtype != elem.np_dtype:
+        raise ValueError(f"expected an array of {elem} ({elem.np_dtype}), got {v.dtype}")
+    _need_little_endian()
+    if elem.is_subbyte:
+        codes = v.view(np.uint8) & np.uint8(0x0F)
+        if codes.size % 2:
+            codes = np.concatenate([codes, np.zeros(1, np.uint8)])
+        return (codes[0::2] | (codes[1::2] << np.uint8(4))).astype(np.uint8)
+    return v.view(np.uint8).copy()
+
+
+def _need_little_endian() -> None:
+    if not _LITTLE:  # pragma: no cover - every supported host is little-endian
+        raise SimError("the simulator needs a little-endian host (DM and seq.bin are little-endian)")
+
+
+# --------------------------------------------------------------------------
+# Adapter stages on arrays (shared with fetchc.interp)
+# --------------------------------------------------------------------------
+
+
+def table_entries(table: Table) -> np.ndarray:
+    """The table's 256 stored entries, ``(256,)`` ``uint16`` (from its bytes)."""
+    return np.frombuffer(table.entries, dtype="<u2").astype(np.uint16)
+
+
+def table_lookup_bytes(keys: np.ndarray, table: Table) -> np.ndarray:
+    """The table-lookup stage through the table's **stored bytes**
+    (hardware.md §2.1, seqbin.md TABLES).
+
+    ``keys``: ``uint8`` key bytes, any shape.  Paired table: returns shape
+    ``keys.shape + (2,)``, ``[..., 0]`` the even (low-nibble) element and
+    ``[..., 1]`` the odd one, i.e. the entry's low and high byte.  Non-paired:
+    returns ``keys.shape``, the entry's 16 bits.  Values are canonical
+    (``table.out_dtype.np_dtype``).  Raises :class:`SimError` when the table
+    record is not one of the four tables."""
+    src, dst = table.in_dtype, table.out_dtype
+    if LOOKUP_TABLES.get((src, dst)) is None or LOOKUP_TABLES[(src, dst)] != table.paired:
+        raise SimError(f"table {src} -> {dst} (paired={table.paired}) is not one of the hardware's four tables")
+    if len(table.entries) != 2 * TABLE_ENTRIES:
+        raise SimError(f"table {src} -> {dst} holds {len(table.entries)} bytes, not {2 * TABLE_ENTRIES}")
+    e = table_entries(table)[np.asarray(keys, dtype=np.uint8)]
+    if table.paired:
+        pair = np.stack([e & 0xFF, e >> 8], axis=-1).astype(np.uint8)
+        return pair.view(dst.np_dtype)
+    return e.view(dst.np_dtype)
+
+
+def cast_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
+    """The type-cast stage (hardware.md §2.2) on canonical values of ``src``:
+    integers sign-extend to ``i32``, 8-bit floats and ``bf16`` widen to
+    ``f32`` exactly, ``f32 → bf16`` rounds to nearest even (``ml_dtypes``
+    ``astype``).  Returns canonical values of ``dst``, same shape.  Raises
+    :class:`SimError` for a pair outside the seven casts or a wrong dtype."""
+    if (src, dst) not in CAST_CODES:
+        raise SimError(f"the hardware has no {src} -> {dst} cast")
+    values = np.asarray(values)
+    if values.dtype != src.np_dtype:
+        raise SimError(f"the {src} -> {dst} cast got values of {values.dtype}, not {src.np_dtype}")
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN / overflow follow ml_dtypes, silently
+        return values.astype(dst.np_dtype)
+
+
+def zp_sub_values(values: np.ndarray, zero_point: int, rule: ZeroPointRule) -> np.ndarray:
+    """The zero-point stage (hardware.md §2.3): ``values - zero_point``
+    widened to ``rule.result`` (``i5`` as ``int8``, ``i9`` as ``int16``).
+
+    Raises :class:`SimError` when a residual falls outside the result type
+    (``[-16, 15]`` / ``[-256, 255]``), which only an out-of-range zero point
+    can cause, or for a wrong dtype."""
+    values = np.asarray(values)
+    if values.dtype != rule.source.np_dtype:
+        raise SimError(f"the zero-point stage got values of {values.dtype}, not {rule.source}")
+    r = values.astype(np.int32) - np.int32(zero_point)
+    half = 1 << (rule.result.bits - 1)
+    bad = (r < -half) | (r >= half)
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        v = int(values.astype(np.int32).reshape(-1)[i])
+        raise SimError(
+            f"zero-point subtraction {v} - {zero_point} = {v - zero_point} does not fit {rule.result} "
+            f"[{-half}, {half - 1}]: the zero point {zero_point} is outside the {rule.source} range "
+            f"[{rule.lo}, {rule.hi}] (a corrupt program record)"
+        )
+    return r.astype(rule.result.np_dtype)
+
+
+# --------------------------------------------------------------------------
+# Program plan: the stage chain of one record
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    name: str
+    in_t: ElementType
+    out_t: ElementType
+    table: Table | None
+    cast: tuple[ElementType, ElementType] | None
+    zp: tuple[ZeroPointRule, int] | None
+
+    @property
+    def no_stages(self) -> bool:
+        return self.table is None and self.cast is None and self.zp is None
+
+
+def _plan(prog: Program, tables: Sequence[Table], name: str) -> _Plan:
+    """Check the record's stage chain ``in_dtype -> [table] -> [cast] ->
+    [zero point] -> out_dtype`` and resolve it.  Raises :class:`SimError`."""
+
+    def bad(msg: str) -> SimError:
+        return SimError(f"program {name}: {msg}")
+
+    t = prog.in_dtype
+    if t.in_flight_only or t.bits not in (4, 8, 16, 32):
+        raise bad(f"in_dtype {t} cannot be read from DM")
+    table = cast = zp = None
+    if prog.stages & STAGE_TABLE_LOOKUP:
+        if prog.table is None or not 0 <= prog.table < len(tables):
+            raise bad(f"the table-lookup stage selects table {prog.table}, but there are {len(tables)} tables")
+        table = tables[prog.table]
+        if table.in_dtype != t:
+            raise bad(f"table {prog.table} is keyed by {table.in_dtype}, but the program reads {t}")
+        if LOOKUP_TABLES.get((table.in_dtype, table.out_dtype)) != table.paired:
+            raise bad(f"table {prog.table} ({table.in_dtype} -> {table.out_dtype}) is not a hardware table")
+        t = table.out_dtype
+    if prog.stages & STAGE_TYPE_CONVERSION:
+        pair = _CAST_BY_CODE.get(prog.type_conversion)  # type: ignore[arg-type]
+        if pair is None:
+            raise bad(f"type_conversion {prog.type_conversion} is not a cast code (0 to {max(_CAST_BY_CODE)})")
+        if pair[0] != t:
+            raise bad(f"cast code {prog.type_conversion} ({pair[0]} -> {pair[1]}) receives {t}")
+        cast = pair
+        t = pair[1]
+    if prog.stages & STAGE_ZERO_POINT:
+        rule = ZERO_POINT.get(t)
+        if rule is None or _ZP_BY_MODE.get(prog.zp_mode) != rule:
+            raise bad(f"zero-point stage (zp_mode {prog.zp_mode}) receives {t}; it takes i4 (mode 1) or i8 (mode 2)")
+        zp = (rule, int(prog.zero_point0))
+        t = rule.result
+    if t != prog.out_dtype:
+        raise bad(f"the stages turn {prog.in_dtype} into {t}, but out_dtype is {prog.out_dtype}")
+    return _Plan(name, prog.in_dtype, prog.out_dtype, table, cast, zp)
+
+
+def _after_lookup(values: np.ndarray, plan: _Plan) -> np.ndarray:
+    if plan.cast is not None:
+        values = cast_values(values, *plan.cast)
+    if plan.zp is not None:
+        rule, zp = plan.zp
+        values = zp_sub_values(values, zp, rule)
+    return values
+
+
+def _front(keys: np.ndarray, plan: _Plan) -> np.ndarray:
+    """Canonical values after the lookup stage for ``uint8`` key bytes of a
+    4-/8-bit input: shape ``keys.shape + (2,)`` for 4-bit (even, odd element),
+    ``keys.shape + (1,)`` for 8-bit."""
+    if plan.in_t.is_subbyte:
+        if plan.table is not None:
+            return table_lookup_bytes(keys, plan.table)
+        return np.stack([keys & np.uint8(0x0F), keys >> np.uint8(4)], axis=-1).view(plan.in_t.np_dtype)
+    if plan.table is not None:
+        return table_lookup_bytes(keys, plan.table)[..., None]
+    return np.asarray(keys, dtype=np.uint8).view(plan.in_t.np_dtype)[..., None]
+
+
+def _byte_lut(plan: _Plan) -> np.ndarray | None:
+    """The whole stage chain evaluated for every key byte, in the sim
+    encoding: ``(256, 2)`` (4-bit: even, odd element) or ``(256, 1)``.
+    ``None`` when the chain raises for some key (a corrupt zero point): the
+    caller then evaluates the chain on the bytes actually read, so the error
+    only fires for data that really triggers it."""
+    keys = np.arange(TABLE_ENTRIES, dtype=np.uint8)
+    try:
+        vals = _after_lookup(_front(keys, plan), plan)
+    except SimError:
+        return None
+    return np.ascontiguousarray(to_sim_encoding(vals, plan.out_t))
+
+
+# --------------------------------------------------------------------------
+# Execution
+# --------------------------------------------------------------------------
+
+
+def _default_threads() -> int:
+    env = os.environ.get("FETCHC_SIM_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover
+        n = os.cpu_count() or 1
+    return max(1, min(n, 4))
+
+
+class _Progress:
+    """A ``\\r``-updated percentage line on stderr, only when stderr is a TTY
+    and the job is long.  Thread-safe."""
+
+    def __init__(self, label: str, total: int, enabled: bool | None):
+        if enabled is None:
+            enabled = total >= PROGRESS_MIN and _stderr_is_tty()
+        self.enabled = enabled
+        self.label, self.total, self.done, self.shown = label, max(total, 1), 0, -1
+        self.lock = threading.Lock()
+
+    def add(self, n: int) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            self.done += n
+            pct = 100 * self.done // self.total
+            if pct != self.shown:
+                self.shown = pct
+                sys.stderr.write(f"\rfetchc sim: {self.label}: {pct:3d}%")
+                sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.shown >= 0:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _run_chunks(n: int, chunk: int, fn: Callable[[int, int], None], threads: int, progress: _Progress) -> None:
+    """Run ``fn(lo, hi)`` over ``[0, n)`` in chunks, on ``threads`` threads
+    (numpy releases the GIL in the gathers).  Exceptions propagate."""
+    spans = [(lo, min(lo + chunk, n)) for lo in range(0, n, chunk)]
+
+    def job(span: tuple[int, int]) -> None:
+        fn(*span)
+        progress.add(span[1] - span[0])
+
+    if threads <= 1 or len(spans) <= 1:
+        for s in spans:
+            job(s)
+        return
+    with ThreadPoolExecutor(max_workers=threads) as ex:
+        for _ in ex.map(job, spans):
+            pass
+
+
+def _normalised_entries(limits: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
+    """Entries with size-1 ones dropped and mergeable neighbours merged
+    (``s_o == n_i * s_i``), with no size limit: the same address sequence."""
+    merged: list[tuple[int, int]] = []  # innermost first
+    for n, s in reversed([(n, s) for n, s in zip(limits, strides) if n != 1]):
+        if merged and s == merged[-1][0] * merged[-1][1]:
+            merged[-1] = (n * merged[-1][0], merged[-1][1])
+        else:
+            merged.append((n, s))
+    return list(reversed(merged))
+
+
+def check_read_bounds(prog: Program, name: str, dm_size: int) -> None:
+    """Raise :class:`SimError` unless every byte the loop nest reads lies in
+    ``[0, dm_size)``.  The extremes of ``Σ i_k·stride_k`` are reached, so
+    checking them checks every read."""
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    bits = prog.in_dtype.bits
+    if bits == 4:
+        lo, hi = prog.base + lo_e // 2, prog.base + hi_e // 2
+    else:
+        size = bits // 8
+        lo, hi = prog.base + lo_e * size, prog.base + hi_e * size + size - 1
+    if lo < 0:
+        raise SimError(
+            f"program {name}: reads DM byte address {lo}, below the start of the image "
+            f"(the loop nest reaches bytes {lo} to {hi})"
+        )
+    if hi >= dm_size:
+        raise SimError(
+            f"program {name}: reads DM byte address {hi}, outside the {dm_size}-byte DM image "
+            f"(valid addresses 0 to {dm_size - 1}; the loop nest reaches bytes {lo} to {hi})"
+        )
+
+
+def _pair_lut(lut_w: np.ndarray, w: int) -> np.ndarray:
+    """From a per-key table of ``w``-byte words (``(256,)`` ``uint{8w}``), the
+    table indexed by a little-endian ``u16`` of two key bytes: ``(65536,)``
+    ``uint{16w}``, first key's word in the low half."""
+    big = _UINT[2 * w]
+    idx = np.arange(1 << 16, dtype=np.uint32)
+    lo = lut_w[idx & 0xFF].astype(big)
+    hi = lut_w[idx >> 8].astype(big)
+    return lo | (hi << big(8 * w))
+
+
+_TLS = threading.local()
+
+
+def _index_buffer(n: int) -> np.ndarray:
+    """A per-thread ``intp`` scratch buffer of at least ``n`` items (reused:
+    allocating it per call would page-fault on every chunk)."""
+    buf = getattr(_TLS, "buf", None)
+    if buf is None or buf.size < n:
+        buf = np.empty(max(n, FAST_CHUNK), dtype=np.intp)
+        _TLS.buf = buf
+    return buf[:n]
+
+
+class _Lut:
+    """The stage chain tabulated per key byte (from :func:`_byte_lut`),
+    applied by byte value: ``gather(keys, out_bytes)`` writes, for each key
+    byte, its ``w`` output bytes (``m`` elements of the sim encoding).  Pairs of
+    keys index a 65536-entry table when two keys' output fits 8 bytes (each
+    ``u16`` of input then yields ``2m`` elements in one ``np.take``)."""
+
+    def __init__(self, lut: np.ndarray):
+        self.m = lut.shape[1]
+        self.w = self.m * lut.dtype.itemsize
+        if self.w not in _UINT:  # pragma: no cover - no hardware chain gives more than 8 bytes per key
+            raise SimError(f"internal error: {self.w} output bytes per key")
+        self.single = np.ascontiguousarray(lut).view(_UINT[self.w]).reshape(TABLE_ENTRIES)
+        self.pair = _pair_lut(self.single, self.w) if 2 * self.w in _UINT else None
+
+    def gather(self, keys: np.ndarray, out_bytes: np.ndarray) -> None:
+        """Single-threaded; ``keys`` ``uint8`` 1-D contiguous, ``out_bytes``
+        ``uint8`` 1-D contiguous of ``keys.size * w`` bytes."""
+        n, w = keys.size, self.w
+        pairs = n // 2 if self.pair is not None else 0
+        if pairs:
+            k16 = keys[: 2 * pairs].view(np.uint16)
+            dst = out_bytes[: 2 * pairs * w].view(_UINT[2 * w])
+            for lo in range(0, pairs, FAST_CHUNK):
+                hi = min(lo + FAST_CHUNK, pairs)
+                idx = _index_buffer(hi - lo)
+                idx[...] = k16[lo:hi]
+                np.take(self.pair, idx, out=dst[lo:hi], mode="clip")
+        rest = keys[2 * pairs :]
+        if rest.size:
+            dst1 = out_bytes[2 * pairs * w :].view(_UINT[w])
+            for lo in range(0, rest.size, FAST_CHUNK):
+                hi = min(lo + FAST_CHUNK, rest.size)
+                idx = _index_buffer(hi - lo)
+                idx[...] = rest[lo:hi]
+                np.take(self.single, idx, out=dst1[lo:hi], mode="clip")
+
+
+class _Scaled:
+    """Progress adaptor: one unit of work = ``k`` units of the target."""
+
+    def __init__(self, target: "_Progress | _Scaled", k: int):
+        self.target, self.k = target, k
+
+    def add(self, n: int) -> None:
+        self.target.add(n * self.k)
+
+
+def simulate_program(
+    prog: Program,
+    tables: Sequence[Table],
+    dm: np.ndarray | bytes,
+    *,
+    name: str | None = None,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> np.ndarray:
+    """Execute one Fetch Unit program on a DM image, exactly as the hardware
+    would (module docstring; hardware.md §2-3).
+
+    * ``prog``: the PROGRAMS record (its ``name`` is only used in messages,
+      overridden by ``name``); ``tables``: the file's TABLES, indexed by
+      ``prog.table``; the lookup uses their **stored** entry bytes.
+    * ``dm``: the DM image, ``uint8`` (1-D) or ``bytes``; byte address 0 is
+      its first byte.
+    * ``threads``: worker threads (default: up to 4 CPUs, or
+      ``$FETCHC_SIM_THREADS``); ``progress``: force the stderr progress line on
+      or off (default: on for long runs when stderr is a TTY).
+
+    Returns a new array of shape ``(prod(limits) // packet_size,
+    packet_size)`` (one row per packet, hardware order; seq.bin does not
+    store the stream's time/packet shape) and dtype :func:`sim_dtype`
+    ``(out_dtype)`` (ir.md §5 encoding).
+
+    Raises :class:`SimError`: a read outside the image (message names the
+    byte address), a record whose stages do not chain ``in_dtype`` to
+    ``out_dtype`` or whose table index is out of range, ``packet_size`` not
+    dividing the element count, a zero-point residual outside ``i5``/``i9``.
+    """
+    _need_little_endian()
+    label = name if name is not None else (prog.name if prog.name is not None else "(unnamed)")
+    dm = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
+    if dm.dtype != np.uint8:
+        raise SimError(f"the DM image must be uint8 bytes, not {dm.dtype}")
+    dm = dm.reshape(-1)
+    plan = _plan(prog, tables, label)
+    if len(prog.limits) != len(prog.strides) or not prog.limits or any(n < 1 for n in prog.limits):
+        raise SimError(f"program {label}: needs 1 or more positive limits and as many strides")
+    total = math.prod(prog.limits)
+    psize = prog.packet_size
+    if psize < 1 or total % psize:
+        raise SimError(f"program {label}: packet_size {psize} does not divide the {total} elements the loop nest reads")
+    check_read_bounds(prog, label, dm.size)
+    nthreads = _default_threads() if threads is None else max(1, int(threads))
+    bar = _Progress(label, total, progress)
+    out = np.empty(total, dtype=sim_dtype(plan.out_t))
+    try:
+        _execute(prog, plan, dm, out, nthreads, bar)
+    finally:
+        bar.close()
+    return out.reshape(total // psize, psize)
+
+
+def _contiguous(prog: Program) -> bool:
+    """Whether the loop nest reads one increasing run of stride 1."""
+    ents = _normalised_entries(prog.limits, prog.strides)
+    return not ents or (len(ents) == 1 and ents[0][1] == 1)
+
+
+def _nest_offsets(flat_index: np.ndarray, limits: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """Element offsets ``Σ i_k·stride_k`` of the index tuples with the given
+    row-major flat indices in the nest ``limits`` (``int64``)."""
+    if not limits:
+        return np.zeros(flat_index.shape, dtype=np.int64)
+    idx = np.unravel_index(flat_index, tuple(limits))
+    out = np.zeros(flat_index.shape, dtype=np.int64)
+    for i, s in zip(idx, strides):
+        out += i.astype(np.int64) * np.int64(s)
+    return out
+
+
+def _execute(prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, threads: int, progress: _Progress) -> None:
+    """Fill ``out`` (1-D, sim encoding) with the program's elements.
+
+    The DM is seen as an array of *units*: bytes for 4-/8-bit types (a 4-bit
+    unit holds two elements), little-endian words for 16-/32-bit ones.
+    ``finish(units, dst)`` turns a contiguous run of units into the output
+    elements they hold (table by byte value, stage functions, encoding).
+    Programs whose innermost (merged) entry has stride 1 and, for 4-bit,
+    whose every row starts on a byte, run row by row (:func:`_run_rows`);
+    the rest element by element (:func:`_run_elements`)."""
+    four = plan.in_t.is_subbyte
+    upe = 2 if four else 1  # elements per unit
+    if plan.in_t.bits <= 8:
+        units, u0 = dm, prog.base
+        lut = None if (plan.no_stages and not four) else _byte_lut(plan)
+        table = _Lut(lut) if lut is not None else None
+
+        def finish(keys: np.ndarray, dst: np.ndarray) -> None:
+            if table is not None:
+                table.gather(keys, dst.view(np.uint8))
+            elif plan.no_stages:
+                dst.view(np.uint8)[:] = keys
+            else:  # corrupt zero point: evaluate on the data really read, so the error is exact
+                dst[:] = to_sim_encoding(_after_lookup(_front(keys, plan).reshape(-1), plan), plan.out_t)
+
+    else:
+        size = plan.in_t.bits // 8
+        r = prog.base % size
+        units = dm[r : r + ((dm.size - r) // size) * size].view(_UINT[size])
+        u0 = (prog.base - r) // size
+        lut = table = None
+
+        def finish(words: np.ndarray, dst: np.ndarray) -> None:
+            vals = words.view(plan.in_t.np_dtype)
+            dst[:] = to_sim_encoding(vals if plan.no_stages else _after_lookup(vals, plan), plan.out_t)
+
+    ents = _normalised_entries(prog.limits, prog.strides) or [(1, 1)]
+    n_in, s_in = ents[-1]
+    rows_ok = s_in == 1 and (not four or (n_in % 2 == 0 and all(s % 2 == 0 for _, s in ents[:-1])))
+    if rows_ok:
+        _run_rows(ents, units, u0, upe, finish, out, threads, progress)
+    else:
+        _run_elements(prog, plan, units, u0, lut, out, threads, progress)
+
+
+STRIDED_MIN = 1 << 14
+"""Units a group of equally spaced rows must hold to be read through a
+strided view (below it, per-unit index arrays are faster than the Python
+loop over groups)."""
+
+
+def _run_rows(
+    ents: list[tuple[int, int]],
+    units: np.ndarray,
+    u0: int,
+    upe: int,
+    finish: Callable[[np.ndarray, np.ndarray], None],
+    out: np.ndarray,
+    threads: int,
+    progress: _Progress,
+) -> None:
+    """Loop nests whose innermost entry ``(L : 1)`` is a contiguous row of
+    ``L`` elements (``L / upe`` units).  Rows are read as slices (contiguous
+    nest, long rows), as strided views (groups of rows spaced by the next
+    entry's stride), or through index arrays (short irregular rows); all in
+    work items of about :data:`UNIT_CHUNK` units spread over the threads."""
+    L = ents[-1][0]
+    row_units = L // upe
+    outer = ents[:-1]
+    if not outer:  # the whole nest is one contiguous run
+
+        def work(lo: int, hi: int) -> None:
+            finish(units[u0 + lo : u0 + hi], out[lo * upe : hi * upe])
+
+        _run_chunks(row_units, UNIT_CHUNK, work, threads, _Scaled(progress, upe))
+        return
+
+    n1, s1 = outer[-1]
+    glim = [n for n, _ in outer[:-1]]
+    gstr = [s for _, s in outer[:-1]]
+    rows = math.prod(glim) * n1
+
+    def row_start(r: np.ndarray) -> np.ndarray:
+        """Unit index of the first unit of rows ``r`` (hardware order)."""
+        g, j = np.divmod(r, n1)
+        return u0 + (_nest_offsets(g, glim, gstr) + j * np.int64(s1)) // upe
+
+    if row_units > UNIT_CHUNK:  # long rows: one row per work item, sliced
+
+        def work(lo: int, hi: int) -> None:
+            for r in range(lo, hi):
+                start = int(row_start(np.array([r]))[0])
+                for c in range(0, row_units, UNIT_CHUNK):
+                    c2 = min(c + UNIT_CHUNK, row_units)
+                    finish(units[start + c : start + c2], out[r * L + c * upe : r * L + c2 * upe])
+
+        _run_chunks(rows, 1, work, threads, _Scaled(progress, L))
+        return
+
+    per_item = max(1, UNIT_CHUNK // row_units)
+    if n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views
+        step = (s1 // upe) * units.itemsize
+
+        def work(lo: int, hi: int) -> None:
+            r = lo
+            while r < hi:
+                r2 = min(hi, (r // n1 + 1) * n1)  # stay inside one group
+                first = int(row_start(np.array([r]))[0])
+                low = first + min(0, (r2 - r - 1) * (s1 // upe))
+                view = np.lib.stride_tricks.as_strided(
+                    units[low:], shape=(r2 - r, row_units), strides=(abs(step), units.itemsize), writeable=False
+                )
+                if step < 0:
+                    view = view[::-1]
+                finish(np.ascontiguousarray(view).reshape(-1), out[r * L : r2 * L])
+                r = r2
+
+        _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
+        return
+
+    col = np.arange(row_units, dtype=np.int64)
+
+    def work(lo: int, hi: int) -> None:  # short irregular rows: one index per unit
+        starts = row_start(np.arange(lo, hi, dtype=np.int64))
+        finish(units[(starts[:, None] + col[None, :]).reshape(-1)], out[lo * L : hi * L])
+
+    _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
+
+
+def _run_elements(
+    prog: Program,
+    plan: _Plan,
+    units: np.ndarray,
+    u0: int,
+    lut: np.ndarray | None,
+    out: np.ndarray,
+    threads: int,
+    progress: _Progress,
+) -> None:
+    """Any loop nest, element by element: chunks of at most
+    :data:`GENERAL_CHUNK` element offsets (broadcast from the entries), the
+    unit of each, and for 4-bit the nibble ``e % 2``."""
+    inner, olim, ostr, ocount = _offset_chunks(prog.limits, prog.strides)
+    per = inner.size
+    four = plan.in_t.is_subbyte
+
+    def work(lo: int, hi: int) -> None:
+        outer = _nest_offsets(np.arange(lo, hi, dtype=np.int64), olim, ostr)
+        offs = (outer[:, None] + inner[None, :]).reshape(-1)
+        dst = out[lo * per : hi * per]
+        if four:
+            keys = units[u0 + (offs >> 1)]
+            sel = (offs & 1).astype(np.intp)
+        else:
+            keys = units[u0 + offs]
+            sel = np.zeros(offs.size, dtype=np.intp)
+        if plan.in_t.bits > 8:
+            vals = keys.view(plan.in_t.np_dtype)
+            dst[:] = to_sim_encoding(vals if plan.no_stages else _after_lookup(vals, plan), plan.out_t)
+        elif lut is not None:
+            dst[:] = lut.reshape(-1)[keys.astype(np.intp) * lut.shape[1] + sel]
+        elif plan.no_stages:
+            dst[:] = keys.view(dst.dtype)
+        else:  # corrupt zero point: evaluate on the data really read, so the error is exact
+            vals = _front(keys, plan)[np.arange(keys.size), sel]
+            dst[:] = to_sim_encoding(_after_lookup(vals, plan), plan.out_t)
+
+    _run_chunks(ocount, max(1, GENERAL_CHUNK // per), work, threads, _Scaled(progress, per))
+
+
+def _offset_chunks(limits: Sequence[int], strides: Sequence[int]):
+    """``(inner_offsets, outer_limits, outer_strides, outer_count)``: the
+    innermost entries whose product fits :data:`GENERAL_CHUNK` are expanded
+    once; a chunk is a run of outer flat indices."""
+    k = len(limits) - 1
+    while k > 0 and math.prod(limits[k - 1 :]) <= GENERAL_CHUNK:
+        k -= 1
+    inner = np.zeros((), dtype=np.int64)
+    for n, s in zip(limits[k:], strides[k:]):
+        inner = inner[..., None] + np.arange(n, dtype=np.int64) * np.int64(s)
+    return inner.reshape(-1), tuple(limits[:k]), tuple(strides[:k]), math.prod(limits[:k])
+
+
+# --------------------------------------------------------------------------
+# Whole files
+# --------------------------------------------------------------------------
+
+
+def program_key(prog: Program, index: int) -> str:
+    """The name a program's result is keyed by: its ``name``, or ``#<index>``
+    for an unnamed one (word 1 = 0xFFFFFFFF)."""
+    return prog.name if prog.name is not None else f"#{index}"
+
+
+def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **kw) -> dict[str, np.ndarray]:
+    """Run every program of ``sb`` (file order) on the DM image ``dm``, or
+    only the one named ``program``.  Returns ``{name: array}`` as
+    :func:`simulate_program` produces (keys: :func:`program_key`).  Programs
+    are independent: each reads the same image (nothing is committed).
+    Extra keyword arguments go to :func:`simulate_program`.
+
+    Raises :class:`SimError`: unknown ``program`` (the message lists the
+    names), two programs with the same name, or any error of a program."""
+    dm_arr = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
+    keys = [program_key(p, i) for i, p in enumerate(sb.programs)]
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise SimError(f"two programs are named {k!r}; results are keyed by program name")
+        seen.add(k)
+    if program is not None:
+        if program not in keys:
+            names = ", ".join(repr(k) for k in keys) or "none"
+            raise SimError(f"no program named {program!r}; the file has: {names}")
+        i = keys.index(program)
+        return {program: simulate_program(sb.programs[i], sb.tables, dm_arr, name=program, **kw)}
+    return {k: simulate_program(p, sb.tables, dm_arr, name=k, **kw) for k, p in zip(keys, sb.programs)}
+
+
+# --------------------------------------------------------------------------
+# fetchc sim (ir.md §5)
+# --------------------------------------------------------------------------
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fetchc sim",
+        description=(
+            "Run the Fetch Unit programs of a seq.bin on a DM image (a flat byte file; address 0 is "
+            "its first byte). Each result has shape (packets, packet_size): seq.bin does not store the "
+            "stream's time/packet shape. Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
+            "8-bit floats as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8."
+        ),
+    )
+    p.add_argument("seqbin", help="the seq.bin file")
+    p.add_argument("--dm", required=True, metavar="IMAGE", help="DM image file")
+    p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
+    p.add_argument(
+        "-o", dest="output", required=True, metavar="OUT",
+        help="output path, used exactly: .npy data with --program, else .npz data keyed by program name",
+    )
+    return p
+
+
+def _write_atomically(path: str, write: Callable[[object], None]) -> None:
+    """Write via ``write(fileobj)`` to a temporary file next to ``path``,
+    then ``os.replace`` it into place (mode 0666 & ~umask, like ``open``).
+    On any error the temporary file is removed and ``path`` is untouched."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".fetchc-sim-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def main_sim(argv: list[str]) -> int:
+    """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
+    (ir.md §5).  Returns the exit status: 0 on success, 1 on any error
+    (usage, unreadable or invalid seq.bin, missing DM image, a simulation
+    error, an unwritable output), printed as ``error: ...`` on stderr, never
+    a traceback.  ``-o`` is written exactly as named (``np.save`` / ``np.savez``
+    to a file object, so no suffix is appended), atomically: on failure no
+    file is created and an existing one is left as it was."""
+    parser = _parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except _UsageError as e:
+            sys.stderr.write(parser.format_usage())
+            sys.stderr.write(f"error: {e}\n")
+            return 1
+        except SystemExit as e:  # --help
+            return int(e.code or 0) if not isinstance(e.code, str) else 1
+        try:
+            with open(args.seqbin, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return _fail(f"{args.seqbin}: cannot read: {e.strerror or e}")
+        try:
+            sb = read(data)
+        except SeqBinError as e:
+            return _fail(f"{args.seqbin}: {e}")
+        try:
+            dm = np.fromfile(args.dm, dtype=np.uint8)
+        except OSError as e:
+            return _fail(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        try:
+            results = simulate(sb, dm, args.program)
+        except SimError as e:
+            return _fail(f"{args.seqbin}: {e}")
+        if args.program is not None:
+            arr = results[args.program]
+            _write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
+        else:
+            _write_atomically(args.output, lambda f: np.savez(f, **results))
+        return 0
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        return _fail(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+    except MemoryError:
+        return _fail("out of memory")
+    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+        return _fail(f"internal error: {type(e).__name__}: {e}")
+
+
+def _fail(msg: str) -> int:
+    sys.stderr.write(f"error: {msg}\n")
+    return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main_sim(sys.argv[1:]))

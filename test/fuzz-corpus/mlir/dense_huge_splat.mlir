@@ -1,0 +1,3 @@
+func.func @f() attributes {a = dense<1> : tensor<100000000000xi8>} {
+  func.return
+}

@@ -1,0 +1,6 @@
+func.func @f(%m: memref<16x16xf8E4M3FN>, %o: memref<256xbf16>) {
+  %s0 = fetch.fetch %m {base = 0 : i64} : memref<16x16xf8E4M3FN> -> !fetch.stream<sub, [16], [16], f8E4M3FN>
+  %s1 = fetch.table_lookup %s0 : !fetch.stream<sub, [16], [16], f8E4M3FN> -> !fetch.stream<sub, [16], [16], bf16>
+  rngd.commit %s1, %o : !fetch.stream<sub, [16], [16], bf16>, memref<256xbf16>
+  func.return
+}

@@ -1,0 +1,4 @@
+func.func @f() {
+  "fetch.fetchx"() : () -> ()
+  func.return
+}

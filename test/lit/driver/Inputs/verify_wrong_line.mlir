@@ -1,0 +1,5 @@
+func.func @unused(%a: memref<64x16xi8>) {
+  // expected-error @+2 {{its result stream is never used}}
+  %s = fetch.fetch %a : memref<64x16xi8> -> !fetch.stream<main, [64], [16], i8>
+  func.return
+}

@@ -1,0 +1,67 @@
+// Round trip of every `rngd` op (switch, collect, commit, to_trf, to_vrf,
+// transpose, contract_outer, block_scale, tensor_scale), custom and generic.
+//
+// RUN: %fetchc -p '' --emit=mlir %s | %fetchc -p '' --emit=mlir | FileCheck %s
+// RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %fetchc -p '' --emit=mlir | FileCheck %s
+// RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | FileCheck %s --check-prefix=GENERIC
+// RUN: %fetchc -p '' --emit=mlir %s > %t.custom
+// RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %fetchc -p '' --emit=mlir > %t.via-generic
+// RUN: diff %t.custom %t.via-generic
+
+// CHECK-LABEL: func.func @engines(
+// CHECK-NEXT: %q = fetch.fetch %x : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
+// CHECK-NEXT: %z = fetch.zp_sub %q, 3 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>
+// CHECK-NEXT: %sw = rngd.switch %z : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], i9>
+// CHECK-NEXT: %co = rngd.collect %sw : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], i9>
+// CHECK-NEXT: %acc = rngd.contract_outer %co, %trf : !fetch.stream<main, [64], [32], i9>, !rngd.trf<i8> -> !fetch.stream<main, [64], [32], i32>
+// CHECK-NEXT: rngd.commit %acc, %out : !fetch.stream<main, [64], [32], i32>, memref<64x32xi32>
+// CHECK-NEXT: %f = fetch.fetch %y : memref<64x16xf32> -> !fetch.stream<main, [64], [16], f32>
+// CHECK-NEXT: %t = rngd.transpose %f : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [16], [64], f32>
+// CHECK-NEXT: %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<f32>
+// CHECK-NEXT: %k = fetch.fetch %w : memref<32x8xf8E4M3FN> -> !fetch.stream<sub, [32], [8], f8E4M3FN>
+// CHECK-NEXT: %r = rngd.to_trf %k : !fetch.stream<sub, [32], [8], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
+// GENERIC-LABEL: "func.func"() <{sym_name = "engines"
+// GENERIC: %sw = "rngd.switch"(%z) : (!fetch.stream<main, [64], [32], i9>) -> !fetch.stream<main, [64], [32], i9>
+// GENERIC-NEXT: %co = "rngd.collect"(%sw) : (!fetch.stream<main, [64], [32], i9>) -> !fetch.stream<main, [64], [32], i9>
+// GENERIC-NEXT: %acc = "rngd.contract_outer"(%co, %trf) : (!fetch.stream<main, [64], [32], i9>, !rngd.trf<i8>) -> !fetch.stream<main, [64], [32], i32>
+// GENERIC-NEXT: "rngd.commit"(%acc, %out) : (!fetch.stream<main, [64], [32], i32>, memref<64x32xi32>) -> ()
+// GENERIC: %t = "rngd.transpose"(%f) : (!fetch.stream<main, [64], [16], f32>) -> !fetch.stream<main, [16], [64], f32>
+// GENERIC-NEXT: %v = "rngd.to_vrf"(%t) : (!fetch.stream<main, [16], [64], f32>) -> !rngd.vrf<f32>
+// GENERIC: %r = "rngd.to_trf"(%k) : (!fetch.stream<sub, [32], [8], f8E4M3FN>) -> !rngd.trf<f8E4M3FN>
+func.func @engines(%x: memref<64x32xi8>, %trf: !rngd.trf<i8>, %out: memref<64x32xi32>,
+                   %y: memref<64x16xf32>, %w: memref<32x8xf8E4M3FN>) -> (!rngd.vrf<f32>, !rngd.trf<f8E4M3FN>) {
+  %q = fetch.fetch %x : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
+  %z = fetch.zp_sub %q, 3 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>
+  %sw = rngd.switch %z : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], i9>
+  %co = rngd.collect %sw : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], i9>
+  %acc = rngd.contract_outer %co, %trf : !fetch.stream<main, [64], [32], i9>, !rngd.trf<i8> -> !fetch.stream<main, [64], [32], i32>
+  rngd.commit %acc, %out : !fetch.stream<main, [64], [32], i32>, memref<64x32xi32>
+  %f = fetch.fetch %y : memref<64x16xf32> -> !fetch.stream<main, [64], [16], f32>
+  %t = rngd.transpose %f : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [16], [64], f32>
+  %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<f32>
+  %k = fetch.fetch %w : memref<32x8xf8E4M3FN> -> !fetch.stream<sub, [32], [8], f8E4M3FN>
+  %r = rngd.to_trf %k : !fetch.stream<sub, [32], [8], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
+  func.return %v, %r : !rngd.vrf<f32>, !rngd.trf<f8E4M3FN>
+}
+
+// The Vector Engine ops that fetch-split-scaling produces.
+// CHECK-LABEL: func.func @vector_engine(
+// CHECK: %b = rngd.block_scale %x, %s {block = 16 : i64} : !fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [2], f32> -> !fetch.stream<main, [64], [32], f32>
+// CHECK-NEXT: %g = rngd.tensor_scale %b, %gs : !fetch.stream<main, [64], [32], f32>, f32 -> !fetch.stream<main, [64], [32], f32>
+// CHECK: %m = rngd.block_scale %y, %e {block = 32 : i64} : !fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [1], f8E8M0FNU> -> !fetch.stream<main, [64], [32], f32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "vector_engine"
+// GENERIC: %b = "rngd.block_scale"(%x, %s) <{block = 16 : i64}> : (!fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [2], f32>) -> !fetch.stream<main, [64], [32], f32>
+// GENERIC-NEXT: %g = "rngd.tensor_scale"(%b, %gs) : (!fetch.stream<main, [64], [32], f32>, f32) -> !fetch.stream<main, [64], [32], f32>
+func.func @vector_engine(%v: memref<64x32xf32>, %sc: memref<64x2xf32>, %gs: f32, %v2: memref<64x32xf32>, %ex: memref<64x1xf8E8M0FNU>,
+                         %o: memref<64x32xf32>, %o2: memref<64x32xf32>) {
+  %x = fetch.fetch %v : memref<64x32xf32> -> !fetch.stream<main, [64], [32], f32>
+  %s = fetch.fetch %sc : memref<64x2xf32> -> !fetch.stream<main, [64], [2], f32>
+  %b = rngd.block_scale %x, %s {block = 16 : i64} : !fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [2], f32> -> !fetch.stream<main, [64], [32], f32>
+  %g = rngd.tensor_scale %b, %gs : !fetch.stream<main, [64], [32], f32>, f32 -> !fetch.stream<main, [64], [32], f32>
+  rngd.commit %g, %o : !fetch.stream<main, [64], [32], f32>, memref<64x32xf32>
+  %y = fetch.fetch %v2 : memref<64x32xf32> -> !fetch.stream<main, [64], [32], f32>
+  %e = fetch.fetch %ex : memref<64x1xf8E8M0FNU> -> !fetch.stream<main, [64], [1], f8E8M0FNU>
+  %m = rngd.block_scale %y, %e {block = 32 : i64} : !fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [1], f8E8M0FNU> -> !fetch.stream<main, [64], [32], f32>
+  rngd.commit %m, %o2 : !fetch.stream<main, [64], [32], f32>, memref<64x32xf32>
+  func.return
+}

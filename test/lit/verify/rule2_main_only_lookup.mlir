@@ -1,0 +1,60 @@
+// ir.md §3 rule 2: fetch.table_lookup on a `sub` stream is an error that says
+// the sub Fetch Unit has no table register and gives the route: decode on
+// main -> commit to DM -> convert-only StoTrf on sub.
+//
+// RUN: %fetchc --split-input-file --verify-diagnostics -p '' %s
+
+// Valid: the route itself.  Decode on main, commit the f8E4M3FN to DM, stage
+// it into the TRF with a plain sub-context fetch.
+func.func @decode_then_stotrf(%w: memref<64x16xf4E2M1FN>, %dm: memref<64x16xf8E4M3FN>) -> !rngd.trf<f8E4M3FN> {
+  %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
+  %d = fetch.table_lookup %s : !fetch.stream<main, [64], [16], f4E2M1FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
+  rngd.commit %d, %dm : !fetch.stream<main, [64], [16], f8E4M3FN>, memref<64x16xf8E4M3FN>
+  %k = fetch.fetch %dm : memref<64x16xf8E4M3FN> -> !fetch.stream<sub, [64], [16], f8E4M3FN>
+  %t = rngd.to_trf %k : !fetch.stream<sub, [64], [16], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
+  func.return %t : !rngd.trf<f8E4M3FN>
+}
+
+// -----
+
+// Valid: a sub-context stream may still cast.
+func.func @sub_cast(%a: memref<64x8xbf16>) -> !rngd.vrf<f32> {
+  %s = fetch.fetch %a : memref<64x8xbf16> -> !fetch.stream<sub, [64], [8], bf16>
+  %c = fetch.cast %s : !fetch.stream<sub, [64], [8], bf16> -> !fetch.stream<sub, [64], [8], f32>
+  %v = rngd.to_vrf %c : !fetch.stream<sub, [64], [8], f32> -> !rngd.vrf<f32>
+  func.return %v : !rngd.vrf<f32>
+}
+
+// -----
+
+func.func @lookup_on_sub(%w: memref<64x16xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
+  %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
+  // expected-error @+1 {{'fetch.table_lookup' op runs on the sub Fetch Unit, which has no table-lookup register (only the main context's mode_indirect_table can point at a table); decode on the main context, commit the decoded stream to DM with rngd.commit, then stage it with a plain convert-only StoTrf fetch on the sub context}}
+  %d = fetch.table_lookup %s : !fetch.stream<sub, [64], [16], f4E2M1FN> -> !fetch.stream<sub, [64], [16], f8E4M3FN>
+  %t = rngd.to_trf %d : !fetch.stream<sub, [64], [16], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
+  func.return %t : !rngd.trf<f8E4M3FN>
+}
+
+// -----
+
+// The non-paired f8 -> bf16 table is just as unavailable on sub.
+func.func @bf16_lookup_on_sub(%a: memref<64x8xf8E5M2>) -> !rngd.trf<bf16> {
+  %s = fetch.fetch %a : memref<64x8xf8E5M2> -> !fetch.stream<sub, [64], [8], f8E5M2>
+  // expected-error @+1 {{'fetch.table_lookup' op runs on the sub Fetch Unit, which has no table-lookup register}}
+  %d = fetch.table_lookup %s : !fetch.stream<sub, [64], [8], f8E5M2> -> !fetch.stream<sub, [64], [8], bf16>
+  %t = rngd.to_trf %d : !fetch.stream<sub, [64], [8], bf16> -> !rngd.trf<bf16>
+  func.return %t : !rngd.trf<bf16>
+}
+
+// -----
+
+// fetch.dequant decodes through a table too.  (Its fetch also breaks rule 8:
+// the sub unit's fixed 8-byte read of f4 codes casts to more than one flit.)
+func.func @dequant_on_sub(%w: memref<64x16xf4E2M1FN>, %bs: memref<64x1xf8E4M3FN>, %g: f32, %o: memref<64x16xf32>) {
+  // expected-error @+1 {{'fetch.fetch' op the sub Fetch Unit reads exactly 8 bytes}}
+  %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
+  // expected-error @+1 {{'fetch.dequant' op decodes through a table, which the sub Fetch Unit does not have; decode on the main context, commit to DM, then stage with a convert-only StoTrf on the sub context}}
+  %d = fetch.dequant %s, %bs, %g {format = "nvfp4"} : !fetch.stream<sub, [64], [16], f4E2M1FN>, memref<64x1xf8E4M3FN>, f32 -> !fetch.stream<sub, [64], [16], f32>
+  rngd.commit %d, %o : !fetch.stream<sub, [64], [16], f32>, memref<64x16xf32>
+  func.return
+}

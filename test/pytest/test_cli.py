@@ -1,0 +1,265 @@
+"""In-process tests of the ``fetchc`` command line (fetchc.cli.main, ir.md §5):
+exit codes, the no-output-on-error guarantee, stdin input, --help, and that
+no Python traceback ever reaches the user."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from fetchc.cli import main
+from fetchc.seqbin import read
+
+DECODE = """\
+func.func @decode(%w: memref<64x16xf4E2M1FN>, %out: memref<64x16xf8E4M3FN>) {
+  %s = fetch.fetch %w {base = 4096 : i64} : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
+  %d = fetch.convert %s : !fetch.stream<main, [64], [16], f4E2M1FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
+  rngd.commit %d, %out : !fetch.stream<main, [64], [16], f8E4M3FN>, memref<64x16xf8E4M3FN>
+  func.return
+}
+"""
+
+# Each breaks a different stage of the compile.
+UNUSED = """\
+func.func @unused(%a: memref<64x16xi8>) {
+  %s = fetch.fetch %a : memref<64x16xi8> -> !fetch.stream<main, [64], [16], i8>
+  func.return
+}
+"""
+PARSE_ERROR = DECODE.replace("fetch.convert", "fetch.convertt")
+PASS_ERROR = """\
+func.func @no_chain(%a: memref<64x16xf8E4M3FN>, %o: memref<64x16xf8E5M2>) {
+  %s = fetch.fetch %a : memref<64x16xf8E4M3FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
+  %c = fetch.convert %s : !fetch.stream<main, [64], [16], f8E4M3FN> -> !fetch.stream<main, [64], [16], f8E5M2>
+  rngd.commit %c, %o : !fetch.stream<main, [64], [16], f8E5M2>, memref<64x16xf8E5M2>
+  func.return
+}
+"""
+SEQUENCER_ERROR = DECODE.replace("base = 4096", "base = 4097")
+FAILING = {
+    "verifier": UNUSED,
+    "parse": PARSE_ERROR,
+    "pass": PASS_ERROR,
+    "sequencer": SEQUENCER_ERROR,
+    "not utf-8": b"func.func @f() {\n  func.return // \xff\n}\n",
+    "binary": bytes(range(256)) * 4,
+    "empty pipeline then bin": None,  # DECODE with -p '' (never reaches fetch_seq)
+}
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def _failing_args(tmp_path: Path, name: str) -> list[str]:
+    content = FAILING[name]
+    if content is None:
+        return [str(_write(tmp_path / "in.mlir", DECODE)), "-p", ""]
+    return [str(_write(tmp_path / "in.mlir", content))]
+
+
+def test_failing_inputs_really_fail_for_the_reason_named(tmp_path, capsys):
+    expected = {
+        "verifier": "'fetch.fetch' op its result stream is never used",
+        "parse": "Operation fetch.convertt is not registered",
+        "pass": "'fetch.convert' op cannot be legalised",
+        "sequencer": "'fetch.fetch' op",
+        "not utf-8": "input is not valid UTF-8",
+        "binary": "input is not valid UTF-8",
+        "empty pipeline then bin": "--emit=bin needs the pipeline to reach fetch_seq",
+    }
+    for name in FAILING:
+        rc = main(_failing_args(tmp_path, name) + ["-o", str(tmp_path / "out.bin")])
+        err = capsys.readouterr().err
+        assert rc == 1, name
+        assert expected[name] in err, (name, err)
+
+
+# --------------------------------------------------------------------------- #
+# exit codes
+# --------------------------------------------------------------------------- #
+
+
+def test_help_exits_0(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: fetchc")
+    assert "--emit" in out and "--verify-diagnostics" in out
+
+
+def test_version_exits_0(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("fetchc ")
+
+
+@pytest.mark.parametrize("argv", [["--emit=elf", "x.mlir"], ["--no-such-flag"], ["a.mlir", "b.mlir"]])
+def test_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert "usage: fetchc" in capsys.readouterr().err
+
+
+def test_compile_exits_0_and_writes_a_seq_bin(tmp_path, capsys):
+    src = _write(tmp_path / "decode.mlir", DECODE)
+    out = tmp_path / "decode.bin"
+    assert main([str(src), "-o", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == "" and cap.out == ""
+    assert len(read(out.read_bytes()).programs) == 1
+
+
+def test_emit_mlir_to_stdout(tmp_path, capsysbinary):
+    src = _write(tmp_path / "decode.mlir", DECODE)
+    assert main([str(src), "--emit=mlir"]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    assert "fetch.table_lookup" in out and "fetch.convert" not in out
+
+
+@pytest.mark.parametrize("name", sorted(FAILING))
+def test_failing_compile_exits_1_with_a_located_error_and_no_traceback(name, tmp_path, capsys):
+    rc = main(_failing_args(tmp_path, name) + ["-o", str(tmp_path / "out.bin")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "error: " in err
+    assert "Traceback" not in err and "internal error" not in err
+    if name != "empty pipeline then bin":
+        assert err.startswith(str(tmp_path / "in.mlir") + ":"), err
+
+
+def test_missing_input_file_exits_1(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.mlir"), "-o", str(tmp_path / "out.bin")]) == 1
+    assert "error: cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_verify_diagnostics_exit_codes(tmp_path, capsys):
+    ok = _write(tmp_path / "ok.mlir", UNUSED.replace("  %s =", "  // expected-error @+1 {{never used}}\n  %s ="))
+    missing = _write(tmp_path / "missing.mlir", DECODE.replace("  %s =", "  // expected-error @+1 {{nope}}\n  %s ="))
+    unexpected = _write(tmp_path / "unexpected.mlir", UNUSED)
+    assert main(["--verify-diagnostics", "-p", "", str(ok)]) == 0
+    assert main(["--verify-diagnostics", str(missing)]) == 1
+    assert 'expected error "nope" was not produced' in capsys.readouterr().err
+    assert main(["--verify-diagnostics", str(unexpected)]) == 1
+    assert "unexpected error: 'fetch.fetch' op its result stream is never used" in capsys.readouterr().err
+
+
+def test_verify_diagnostics_writes_no_output(tmp_path):
+    ok = _write(tmp_path / "ok.mlir", DECODE)
+    out = tmp_path / "out.bin"
+    assert main(["--verify-diagnostics", str(ok), "-o", str(out)]) == 0
+    assert not out.exists()
+    _write(out, b"old")
+    assert main(["--verify-diagnostics", str(ok), "-o", str(out)]) == 0
+    assert out.read_bytes() == b"old"
+
+
+# --------------------------------------------------------------------------- #
+# no output file on error
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("name", sorted(FAILING))
+@pytest.mark.parametrize("emit", ["bin", "mlir", "seq"])
+def test_failing_compile_creates_no_output_file(name, emit, tmp_path):
+    out = tmp_path / "out"
+    assert main(_failing_args(tmp_path, name) + [f"--emit={emit}", "-o", str(out)]) in (0, 1)
+    if name == "empty pipeline then bin" and emit != "bin":
+        return  # -p '' with --emit=mlir/seq is a fine compile
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.mlir"], "no temporary file is left behind"
+
+
+@pytest.mark.parametrize("name", sorted(FAILING))
+def test_failing_compile_leaves_an_existing_output_byte_identical(name, tmp_path):
+    out = tmp_path / "out.bin"
+    old = bytes(range(256)) + b"previous seq.bin"
+    out.write_bytes(old)
+    before = out.stat()
+    assert main(_failing_args(tmp_path, name) + ["-o", str(out)]) == 1
+    assert out.read_bytes() == old
+    assert out.stat().st_mtime_ns == before.st_mtime_ns and out.stat().st_ino == before.st_ino
+
+
+def test_successful_compile_replaces_an_existing_output(tmp_path):
+    src = _write(tmp_path / "decode.mlir", DECODE)
+    out = _write(tmp_path / "out.bin", b"old")
+    assert main([str(src), "-o", str(out)]) == 0
+    assert out.read_bytes() != b"old"
+    read(out.read_bytes())
+
+
+def test_split_input_file_with_one_failing_chunk_writes_nothing(tmp_path):
+    src = _write(tmp_path / "in.mlir", DECODE + "// -----\n" + UNUSED)
+    out = tmp_path / "out.mlir"
+    assert main([str(src), "--split-input-file", "--emit=mlir", "-o", str(out)]) == 1
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- #
+# stdin
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("argv", [["-"], []])
+def test_stdin_input(argv, tmp_path, monkeypatch):
+    ref = tmp_path / "ref.bin"
+    assert main([str(_write(tmp_path / "decode.mlir", DECODE)), "-o", str(ref)]) == 0
+    _stdin(monkeypatch, DECODE.encode())
+    out = tmp_path / "stdin.bin"
+    assert main(argv + ["-o", str(out)]) == 0
+    assert out.read_bytes() == ref.read_bytes()
+
+
+def test_stdin_errors_are_located_at_stdin(monkeypatch, capsys, tmp_path):
+    _stdin(monkeypatch, UNUSED.encode())
+    assert main(["-", "-o", str(tmp_path / "out.bin")]) == 1
+    assert capsys.readouterr().err.startswith("<stdin>:2:3: error: 'fetch.fetch' op its result stream is never used")
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_stdin_emit_mlir_to_stdout(monkeypatch, capsysbinary):
+    _stdin(monkeypatch, DECODE.encode())
+    assert main(["--emit=mlir", "-p", ""]) == 0
+    assert b"fetch.convert %s" in capsysbinary.readouterr().out
+
+
+# --------------------------------------------------------------------------- #
+# robustness
+# --------------------------------------------------------------------------- #
+
+
+def test_deep_nesting_parses_and_restores_the_recursion_limit(tmp_path, capsysbinary):
+    limit = sys.getrecursionlimit()
+    src = _write(tmp_path / "deep.mlir", "builtin.module {" * 500 + "}" * 500)
+    assert main([str(src), "--emit=mlir"]) == 0
+    assert capsysbinary.readouterr().out.count(b"builtin.module {") == 500
+    assert sys.getrecursionlimit() == limit
+
+
+def test_too_deep_nesting_is_an_error_not_a_crash(tmp_path, capsys):
+    src = _write(tmp_path / "deep.mlir", '"test.op"() ({' * 20000 + "}) : () -> ()" * 20000)
+    assert main([str(src), "-o", str(tmp_path / "out.bin")]) == 1
+    err = capsys.readouterr().err
+    assert "error: nesting too deep" in err and "Traceback" not in err
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_dis_of_a_corrupt_file_exits_1(tmp_path, capsys):
+    bad = _write(tmp_path / "bad.bin", b"not a seq.bin at all")
+    assert main(["dis", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}: error: ") and "Traceback" not in err
+
+
+def test_dis_of_a_compiled_file_exits_0(tmp_path, capsys):
+    out = tmp_path / "decode.bin"
+    assert main([str(_write(tmp_path / "decode.mlir", DECODE)), "-o", str(out)]) == 0
+    assert main(["dis", str(out)]) == 0
+    assert 'program 0: "decode/0"' in capsys.readouterr().out

@@ -1,0 +1,1107 @@
+"""Differential checks of the whole compiler against the golden model (the
+"Golden model" issue).
+
+For every function of every ``examples/*.mlir`` file, and for random valid
+modules from :mod:`modgen` (hypothesis), on seeded random inputs (random bit
+patterns: NaN, ±inf, subnormals wherever the type has them):
+
+1. **Independent reference.**  :func:`reference_run` evaluates the *input*
+   module from a DM image that this file builds itself (:func:`build_dm`:
+   every fetched memref at its ``base`` / ``scale_base``, laid out by its
+   ``strided<>`` layout, 4-bit values packed low nibble first).  It shares no
+   code with ``fetchc.interp`` / ``fetchc.sim``: addresses from the memref
+   layout and the map (coefficients obtained by evaluating the map on unit
+   vectors), nibbles unpacked low-first, element conversions with
+   ``ml_dtypes`` (``f32 -> bf16`` by integer round-to-nearest-even), NVFP4 as
+   ``E2M1 * f32(bscale) * gscale`` and MXFP4 as ``E2M1 * 2^(e-127)``
+   (``0xFF`` -> NaN) computed exactly in float64 and rounded once to f32.
+   The interpreter's results on the input module must equal it (NaN-aware:
+   any NaN equals any NaN).
+2. **Pass by pass.**  The module is interpreted (``fetchc.interp``) before any
+   pass and after each of ``fetch-legalize-convert``, ``fetch-split-scaling``
+   and ``fetch-to-seq``; the module must verify after each pass, and every
+   memref written by ``rngd.commit``, every returned value and every stream
+   fed to ``rngd.contract_outer`` must be identical **bit for bit** (raw
+   bits, NaN payloads included).
+3. **Golden model.**  ``fetchc.compile`` compiles the source text; the
+   ``seq.bin`` bytes are read back and ``fetchc.sim.simulate`` runs every
+   program on the DM image.  Each program's output must equal, bit for bit,
+   the stream the interpreter's ``fetch_seq.program`` produced for it (after
+   ``fetch-to-seq``), in the ``ir.md`` §5 encoding, and also (NaN-aware) the
+   reference's adapter output for that program (programs numbered
+   ``function/index`` in ``fetch.fetch`` order, a dequant's scale fetch right
+   after its codes' fetch).
+
+``rngd.contract_outer`` has no arithmetic in the IR contract, so the
+interpreter cannot execute it.  Here every interpreter run registers a stub
+implementation (:class:`_ContractStub`, by wrapping
+``fetchc.interp.make_interpreter``) that records its two operands (the
+adapter stream, e.g. ``i9`` residuals, and the TRF weights) and returns an
+all-zero accumulator stream.  The recorded operands are compared across passes
+and against the reference; the zeros committed downstream are trivially
+equal.  Whatever feeds the Contraction Engine is thus checked up to its input,
+and the programs that produce it are checked against the simulator like any
+other.
+
+The examples run at their real sizes (4096 x 4096 NVFP4/MXFP4 weights); the
+NVFP4 example runs with a normal, a subnormal-producing (2^-140) and an
+overflowing (3e38) tensor scale, the MXFP4 one with random exponents (2^-127
+subnormal products and overflow to inf included), and a small hand-written
+NVFP4/MXFP4 case pins subnormal and overflowing block scales explicitly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import pathlib
+import sys
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FloatAttr, Float32Type, MemRefType, StridedLayoutAttr
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+from xdsl.ir.affine import AffineMap
+
+import fetchc
+import fetchc.interp
+from fetchc import seqbin
+from fetchc.context import all_passes, make_context
+from fetchc.diagnostics import render_all, verify_module
+from fetchc.dialects.fetch import StreamType
+from fetchc.dialects.rngd import ContractOuterOp
+from fetchc.interp import fetch_bases, interpret
+from fetchc.parsing import parse_module
+from fetchc.sim import simulate, to_sim_encoding
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from modgen import GenModule, modules  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+PIPELINE = ["fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq"]
+
+# --------------------------------------------------------------------------
+# Element types, independently of fetchc.target
+# --------------------------------------------------------------------------
+
+NP_DTYPE: dict[str, Any] = {
+    "i4": ml_dtypes.int4,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i5": np.int8,
+    "i9": np.int16,
+    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
+    "bf16": ml_dtypes.bfloat16,
+    "f32": np.float32,
+}
+BITS = {"i4": 4, "f4E2M1FN": 4, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8, "f8E8M0FNU": 8, "i16": 16, "bf16": 16,
+        "i32": 32, "f32": 32, "i5": 5, "i9": 9}  # fmt: skip
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def ename(t) -> str:
+    """MLIR spelling of an element type (``f4E2M1FN``, ``i8``, ...)."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    out = StringIO()
+    Printer(stream=out).print_attribute(t)
+    return out.getvalue()
+
+
+FLOAT_DTYPES = {np.dtype(NP_DTYPE[t]) for t in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "bf16", "f32")}
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """Raw bits (4-bit types as their codes)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.float4_e2m1fn)):
+        return a.view(np.uint8) & 0x0F
+    return a.view(UINT[a.dtype.itemsize])
+
+
+def is_nan(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype not in FLOAT_DTYPES:
+        return np.zeros(a.shape, bool)
+    with np.errstate(invalid="ignore"):
+        return np.isnan(a)
+
+
+def same_bits(x: np.ndarray, y: np.ndarray, nan_aware: bool = False) -> bool:
+    """Equal shape, dtype and raw bits; with ``nan_aware`` every NaN equals
+    every NaN (payload and sign ignored)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    bx, by = bits(x), bits(y)
+    if np.array_equal(bx, by):
+        return True
+    if not nan_aware:
+        return False
+    nx, ny = is_nan(x), is_nan(y)
+    return bool(np.array_equal(nx, ny) and np.array_equal(bx[~nx], by[~ny]))
+
+
+def first_difference(x: np.ndarray, y: np.ndarray) -> str:
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return f"shape/dtype {x.shape}/{x.dtype} vs {y.shape}/{y.dtype}"
+    bx, by = bits(x).reshape(-1), bits(y).reshape(-1)
+    bad = np.flatnonzero((bx != by) & ~(is_nan(x).reshape(-1) & is_nan(y).reshape(-1)))
+    if not bad.size:
+        bad = np.flatnonzero(bx != by)
+    i = int(bad[0])
+    return (
+        f"{bad.size} of {bx.size} elements differ; first at flat index {i} "
+        f"(index {tuple(int(j) for j in np.unravel_index(i, x.shape))}): {x.reshape(-1)[i]!r} (bits {int(bx[i]):#x}) vs "
+        f"{y.reshape(-1)[i]!r} (bits {int(by[i]):#x})"
+    )
+
+
+def assert_same(x, y, what: str, nan_aware: bool = False) -> None:
+    assert same_bits(x, y, nan_aware), f"{what}: {first_difference(x, y)}"
+
+
+def encode(arr: np.ndarray, elem: str) -> np.ndarray:
+    """The ``ir.md`` §5 ``fetchc sim`` encoding, written independently:
+    4-bit codes and 8-bit float bits as ``uint8``, bf16 bits as ``uint16``,
+    the rest (f32, i32, i8, i16, i5 as int8, i9 as int16) as themselves."""
+    arr = np.ascontiguousarray(arr)
+    assert arr.dtype == np.dtype(NP_DTYPE[elem]), (arr.dtype, elem)
+    if BITS[elem] == 4:
+        return arr.view(np.uint8) & np.uint8(0x0F)
+    if elem in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "bf16"):
+        return arr.view(UINT[BITS[elem] // 8]).copy()
+    return arr.copy()
+
+
+# --------------------------------------------------------------------------
+# Random inputs
+# --------------------------------------------------------------------------
+
+SPECIAL_F32 = [
+    0.0, -0.0, 1.0, -1.0, 0.37, -1.25, math.inf, -math.inf, math.nan, 2.0**-149, 2.0**-140, -(2.0**-130),
+    2.0**-126, 3.0e38, -3.4028234663852886e38, 7.5e-3,
+]  # fmt: skip
+
+
+def rand_values(shape, elem: str, rng: np.random.Generator) -> np.ndarray:
+    """Random bit patterns of ``elem`` (every code, NaN/inf/subnormal included)."""
+    dt = np.dtype(NP_DTYPE[elem])
+    if BITS[elem] == 4:
+        codes = rng.integers(0, 16, shape, dtype=np.uint8)
+        if elem == "i4":  # canonical int4 holds the sign-extended value
+            return (((codes.astype(np.int8) ^ 8) - 8).astype(np.int8)).astype(dt)
+        return codes.view(dt)
+    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    return rng.integers(0, 256, n, dtype=np.uint8).view(dt).reshape(shape)
+
+
+def rand_f32(rng: np.random.Generator) -> np.float32:
+    """A random f32 scalar: half the time a special value, else random bits."""
+    if rng.random() < 0.5:
+        return np.float32(SPECIAL_F32[int(rng.integers(len(SPECIAL_F32)))])
+    return rng.integers(0, 2**32, dtype=np.uint64).astype(np.uint32).view(np.float32)
+
+
+def func_op(module, name: str) -> func.FuncOp:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(name)
+
+
+def make_args(module, fn: str, rng: np.random.Generator, scalars=None) -> list:
+    """Random arguments: memrefs of random bits, f32 scalars from
+    ``scalars`` (in order) or :func:`rand_f32`."""
+    sc = list(scalars or [])
+    out = []
+    for a in func_op(module, fn).body.blocks.first.args:
+        if isinstance(a.type, MemRefType):
+            out.append(rand_values(tuple(a.type.get_shape()), ename(a.type.element_type), rng))
+        elif isinstance(a.type, Float32Type):
+            out.append(np.float32(sc.pop(0)) if sc else rand_f32(rng))
+        else:
+            raise AssertionError(f"unexpected argument type {a.type}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# DM image and layouts (independent of fetchc.interp / fetchc.sim)
+# --------------------------------------------------------------------------
+
+
+def layout(mt: MemRefType) -> tuple[tuple[int, ...], list[int], int]:
+    """(shape, strides, offset) in elements, from the type itself."""
+    shape = tuple(mt.get_shape())
+    lay = mt.layout
+    if isinstance(lay, StridedLayoutAttr):
+        return shape, [int(s) for s in lay.get_strides()], int(lay.get_offset())
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return shape, strides[::-1], 0
+
+
+def element_addresses(mt: MemRefType) -> np.ndarray:
+    """Element address (relative to the memref's DM base, in elements) of
+    every logical element, row-major, 1-D."""
+    shape, strides, offset = layout(mt)
+    n = math.prod(shape)
+    _, natural, _ = layout(MemRefType(mt.element_type, shape))
+    if list(strides) == list(natural):
+        return np.arange(offset, offset + n, dtype=np.int64)
+    addr = np.full(shape, offset, dtype=np.int64)
+    for d, (k, s) in enumerate(zip(shape, strides)):
+        addr = addr + (np.arange(k, dtype=np.int64) * s).reshape((1,) * d + (k,) + (1,) * (len(shape) - d - 1))
+    return addr.reshape(-1)
+
+
+def footprint_bytes(mt: MemRefType) -> int:
+    shape, strides, offset = layout(mt)
+    if not all(shape):
+        return 0
+    last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+    return ((last + 1) * BITS[ename(mt.element_type)] + 7) // 8
+
+
+def write_dm(dm: np.ndarray, base: int, mt: MemRefType, values: np.ndarray) -> None:
+    """Store ``values`` (canonical, the memref's logical shape) at DM byte
+    ``base`` in the memref's layout: little-endian, 4-bit values two per
+    byte, even element address in the low nibble."""
+    elem = ename(mt.element_type)
+    vals = np.ascontiguousarray(values).reshape(-1)
+    shape, strides, offset = layout(mt)
+    if BITS[elem] == 4 and strides == layout(MemRefType(mt.element_type, shape))[1] and offset % 2 == 0 and vals.size % 2 == 0:
+        codes = vals.view(np.uint8) & np.uint8(0x0F)  # contiguous: pack pairs, even element low
+        dm[base + offset // 2 : base + (offset + vals.size) // 2] = codes[0::2] | (codes[1::2] << 4)
+        return
+    a = element_addresses(mt)
+    if BITS[elem] == 4:
+        codes = vals.view(np.uint8) & np.uint8(0x0F)
+        byte = base + a // 2
+        odd = (a % 2).astype(bool)
+        dm[byte[~odd]] = (dm[byte[~odd]] & 0xF0) | codes[~odd]
+        dm[byte[odd]] = (dm[byte[odd]] & 0x0F) | (codes[odd] << 4)
+    else:
+        nb = BITS[elem] // 8
+        if nb == 1:
+            dm[base + a] = vals.view(np.uint8)
+        else:
+            dm[(base + a * nb)[:, None] + np.arange(nb)] = vals.view(np.uint8).reshape(-1, nb)
+
+
+def build_dm(module, fn: str, args: list, bases: dict[int, int]) -> np.ndarray:
+    """A DM image holding memref argument ``i`` at byte ``bases[i]``
+    (:func:`write_dm`).  Asserts the memrefs' byte ranges do not overlap."""
+    params = func_op(module, fn).body.blocks.first.args
+    spans = sorted((b, b + footprint_bytes(params[i].type), i) for i, b in bases.items())
+    for (b0, e0, i0), (b1, e1, i1) in zip(spans, spans[1:]):
+        assert e0 <= b1, f"arguments {i0} and {i1} overlap in DM ([{b0}, {e0}) and [{b1}, {e1}))"
+    dm = np.zeros(max((e for _, e, _ in spans), default=0) + 8, np.uint8)
+    for i, b in bases.items():
+        write_dm(dm, b, params[i].type, args[i])
+    return dm
+
+
+def map_coefficients(amap: AffineMap, ndims: int) -> tuple[np.ndarray, np.ndarray]:
+    """(coeffs[r][d], consts[r]) of a linear map, by evaluating it at 0 and
+    at the unit vectors (xDSL's AffineMap.eval)."""
+    zero = np.array(amap.eval([0] * ndims, []), dtype=np.int64)
+    coeffs = np.zeros((len(zero), ndims), dtype=np.int64)
+    for d in range(ndims):
+        e = [0] * ndims
+        e[d] = 1
+        coeffs[:, d] = np.array(amap.eval(e, []), dtype=np.int64) - zero
+    return coeffs, zero
+
+
+def fetch_index_arrays(op) -> list[np.ndarray]:
+    """Per memref dim, the index the fetch reads at each stream position
+    (broadcastable arrays of the stream's shape).  Checks bounds."""
+    st: StreamType = op.result.type
+    shape = st.time + st.packet
+    nd = len(shape)
+    mt = op.operands[0].type
+    rank = len(mt.get_shape())
+    amap = op.map.data if op.map is not None else AffineMap.identity(rank)
+    coeffs, consts = map_coefficients(amap, nd)
+    out = []
+    for r in range(rank):
+        idx = np.full((1,) * nd, consts[r], dtype=np.int64)
+        lo = hi = int(consts[r])
+        for d, n in enumerate(shape):
+            c = int(coeffs[r, d])
+            if c:
+                idx = idx + (np.arange(n, dtype=np.int64) * c).reshape((1,) * d + (n,) + (1,) * (nd - d - 1))
+                lo, hi = lo + min(0, c * (n - 1)), hi + max(0, c * (n - 1))
+        assert 0 <= lo and hi < mt.get_shape()[r], f"{op.name} reads index {r} in [{lo}, {hi}] of {mt}"
+        out.append(idx)
+    return out
+
+
+def read_dm(dm: np.ndarray, base: int, mt: MemRefType, idx: list[np.ndarray], shape) -> np.ndarray:
+    """Canonical values of memref ``mt`` (at DM byte ``base``) at the index
+    arrays ``idx``, read from the DM bytes."""
+    _, strides, offset = layout(mt)
+    addr = np.full((1,) * len(shape), offset, dtype=np.int64)
+    for i, s in zip(idx, strides):
+        addr = addr + i * s
+    addr = np.broadcast_to(addr, shape)
+    elem = ename(mt.element_type)
+    dt = np.dtype(NP_DTYPE[elem])
+    if BITS[elem] == 4:  # unpack the memref's bytes low nibble first, then gather
+        lo, hi = int(addr.min()), int(addr.max())
+        region = dm[base + lo // 2 : base + hi // 2 + 1]
+        nib = np.empty(2 * region.size, np.uint8)
+        nib[0::2], nib[1::2] = region & 0x0F, region >> 4
+        code = nib[addr - (lo - lo % 2)]
+        if elem == "i4":
+            return (((code.astype(np.int8) ^ 8) - 8).astype(np.int8)).astype(dt)
+        return code.view(dt)
+    nb = BITS[elem] // 8
+    raw = dm[(base + addr * nb)[..., None] + np.arange(nb)]
+    return np.ascontiguousarray(raw).view(dt).reshape(shape)
+
+
+# --------------------------------------------------------------------------
+# The independent reference evaluator
+# --------------------------------------------------------------------------
+
+FLOATS = ("f4E2M1FN", "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "bf16", "f32")
+
+
+def f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round to nearest even by integer arithmetic; NaN stays NaN."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    r = np.where(np.isnan(x), np.uint16(0x7FC0), r)
+    return r.view(ml_dtypes.bfloat16)
+
+
+def convert_values(v: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """Any adapter conversion (lookup, cast, their chains): all exact except
+    f32 -> bf16, so the value conversion is the whole semantics."""
+    if src == dst:
+        return v
+    if dst == "i32":
+        return v.astype(np.int32)
+    if dst == "bf16" and src == "f32":
+        return f32_to_bf16(v)
+    with np.errstate(invalid="ignore", over="ignore"):
+        wide = v.astype(np.float32)
+        return wide if dst == "f32" else wide.astype(NP_DTYPE[dst])
+
+
+def e2m1_f64(codes: np.ndarray) -> np.ndarray:
+    """E2M1 through ml_dtypes: float4_e2m1fn -> f32 -> f64 (exact)."""
+    return np.asarray(codes).astype(np.float32).astype(np.float64)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a run produced: every memref argument after the call (in
+    argument order), the function results, the operands of each
+    ``rngd.contract_outer`` (in order), and the programs' adapter output
+    streams by name (canonical values).  The reference also gives the DM
+    image each program starts from (``dm_for``: earlier commits to fetched
+    memrefs included)."""
+
+    memrefs: list
+    results: list
+    contract: list
+    programs: dict
+    dm_for: dict = dataclasses.field(default_factory=dict)
+
+
+def reference_run(module, fn: str, args: list, bases: dict[int, int], dm: np.ndarray, programs_only: bool = False) -> Outcome:
+    """Evaluate the (input, pre-pass) function from the DM image ``dm``
+    (not modified).  ``rngd.commit`` to a memref that has a DM address also
+    stores into (a copy of) the image, so a later fetch reads what was
+    committed.  ``programs_only``: skip the downstream arithmetic (dequant
+    products, commits) and only compute the programs' streams."""
+    f = func_op(module, fn)
+    params = list(f.body.blocks.first.args)
+    env: dict = {}
+    mem = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    for p, a in zip(params, mem):
+        env[p] = a
+    # Program numbering: fetch.fetch ops in order, a dequant's scale fetch right after its codes.
+    progs: dict = {}
+    k = 0
+    for op in f.walk():
+        if op.name == "fetch.fetch":
+            progs[op] = k
+            users = [u.operation for u in op.results[0].uses]
+            k += 2 if users and users[0].name == "fetch.dequant" else 1
+    prog_val: dict = {}  # SSA value -> program index whose current output it is
+    programs: dict = {}
+    dm_for: dict = {}
+    contract: list = []
+    results: list = []
+
+    def arg_index(v) -> int:
+        assert v in params, "a fetch reads a memref that is not a function argument"
+        return params.index(v)
+
+    def set_program(v, val) -> None:
+        prog_val[v] = prog_val[v.owner.operands[0]]
+        programs[f"{fn}/{prog_val[v]}"] = val
+
+    for op in f.body.blocks.first.ops:
+        name = op.name
+        ins = [env.get(v) for v in op.operands]
+        if name == "fetch.fetch":
+            st: StreamType = op.result.type
+            shape = st.time + st.packet
+            i = arg_index(op.operands[0])
+            idx = fetch_index_arrays(op)
+            val = read_dm(dm, bases[i], op.operands[0].type, idx, shape)
+            env[op.result] = val
+            env[("idx", op.result)] = idx
+            prog_val[op.result] = progs[op]
+            programs[f"{fn}/{progs[op]}"] = val
+            dm_for[f"{fn}/{progs[op]}"] = dm
+        elif name in ("fetch.table_lookup", "fetch.cast", "fetch.convert"):
+            s = ename(op.operands[0].type.element_type)
+            d = ename(op.results[0].type.element_type)
+            env[op.results[0]] = val = convert_values(ins[0], s, d)
+            if op.operands[0] in prog_val:
+                set_program(op.results[0], val)
+        elif name == "fetch.zp_sub":
+            s = ename(op.operands[0].type.element_type)
+            zp = op.properties["zero_point"].value.data
+            lo, hi = {"i4": (-8, 7), "i8": (-128, 127)}[s]
+            assert lo <= zp <= hi
+            r = ins[0].astype(np.int32) - np.int32(zp)
+            env[op.results[0]] = val = r.astype(np.int8 if s == "i4" else np.int16)
+            if op.operands[0] in prog_val:
+                set_program(op.results[0], val)
+        elif name == "fetch.dequant":
+            fmt = op.properties["format"].data
+            block = {"nvfp4": 16, "mxfp4": 32}[fmt]
+            codes_v = op.operands[0]
+            st = codes_v.type
+            shape = st.time + st.packet
+            idx = env[("idx", codes_v)]
+            sidx = idx[:-1] + [idx[-1] // block]  # the block scale of every code
+            sbase = op.properties["scale_base"].value.data if "scale_base" in op.properties else 0
+            assert bases[arg_index(op.operands[1])] == sbase
+            # the scale stream: one scale per block, read at the block's first code
+            sl = (slice(None),) * (len(shape) - 1) + (slice(None, None, block),)
+            sshape = st.time + st.packet[:-1] + (st.packet[-1] // block,)
+            scale1 = read_dm(dm, sbase, op.operands[1].type, [np.broadcast_to(i, shape)[sl] for i in sidx], sshape)
+            x = e2m1_f64(ins[0])
+            pk = prog_val[codes_v]
+            programs[f"{fn}/{pk}"] = x.astype(np.float32)  # lookup + cast: E2M1 -> f32
+            programs[f"{fn}/{pk + 1}"] = scale1.astype(np.float32) if fmt == "nvfp4" else scale1
+            dm_for[f"{fn}/{pk + 1}"] = dm
+            if programs_only:
+                env[op.results[0]] = None
+                continue
+            scale = np.repeat(scale1, block, axis=-1)
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                if fmt == "nvfp4":  # exact in float64, one rounding to f32
+                    g = np.float64(np.float32(ins[2]))
+                    val = (x * scale.astype(np.float32).astype(np.float64) * g).astype(np.float32)
+                else:
+                    e = scale.view(np.uint8).astype(np.int64)
+                    val = (x * np.ldexp(1.0, e - 127)).astype(np.float32)
+                    val[e == 0xFF] = np.float32(np.nan)
+            env[op.results[0]] = val
+        elif name in ("rngd.switch", "rngd.collect", "rngd.to_trf", "rngd.to_vrf"):
+            env[op.results[0]] = ins[0]
+        elif name == "rngd.transpose":
+            rt = op.results[0].type
+            env[op.results[0]] = None if ins[0] is None else np.ascontiguousarray(ins[0]).reshape(rt.time + rt.packet)
+        elif name == "rngd.commit":
+            if programs_only:
+                continue
+            out = ins[1]
+            out[...] = np.ascontiguousarray(ins[0]).reshape(out.shape)
+            i = arg_index(op.operands[1])
+            if i in bases:  # the committed tensor is fetched again later: update (a copy of) DM
+                dm = dm.copy()
+                write_dm(dm, bases[i], op.operands[1].type, out)
+        elif name == "rngd.contract_outer":
+            contract.append((ins[0], ins[1]))
+            rt = op.results[0].type
+            env[op.results[0]] = np.zeros(rt.time + rt.packet, NP_DTYPE[ename(rt.element_type)])
+        elif name == "arith.constant":
+            v = op.properties["value"] if "value" in op.properties else op.attributes["value"]
+            assert isinstance(v, FloatAttr)
+            env[op.results[0]] = np.float32(v.value.data)
+        elif name == "func.return":
+            results = ins
+        else:
+            raise AssertionError(f"the reference does not know {name}; extend reference_run")
+    return Outcome([a for a in mem if isinstance(a, np.ndarray)], results, contract, programs, dm_for)
+
+
+# --------------------------------------------------------------------------
+# Running the interpreter (with a contract_outer stub)
+# --------------------------------------------------------------------------
+
+
+@register_impls
+class _ContractStub(InterpreterFunctions):
+    """``rngd.contract_outer`` for the tests: records its operands, returns
+    an all-zero accumulator (the IR gives the engine no arithmetic)."""
+
+    def __init__(self, sink: list):
+        self.sink = sink
+
+    @impl(ContractOuterOp)
+    def run_contract(self, interpreter, op, args):
+        self.sink.append(tuple(args))
+        rt = op.result.type
+        return (np.zeros(rt.time + rt.packet, NP_DTYPE[ename(rt.element_type)]),)
+
+
+@contextlib.contextmanager
+def contract_stub(sink: list):
+    orig = fetchc.interp.make_interpreter
+
+    def make(module, listeners=()):
+        it = orig(module, listeners)
+        it.register_implementations(_ContractStub(sink))
+        return it
+
+    fetchc.interp.make_interpreter = make
+    try:
+        yield
+    finally:
+        fetchc.interp.make_interpreter = orig
+
+
+class _Programs:
+    """Listener keeping each ``fetch_seq.program``'s output stream."""
+
+    def __init__(self):
+        self.streams: dict[str, np.ndarray] = {}
+        self.types: dict[str, StreamType] = {}
+
+    def will_interpret_op(self, op, args):
+        pass
+
+    def did_interpret_op(self, op, results):
+        if op.name == "fetch_seq.program":
+            name = op.program_name.data
+            assert name not in self.streams, f"program {name} ran twice"
+            self.streams[name] = results[0]
+            self.types[name] = op.result.type
+
+
+def run_interp(module, fn: str, args: list, bases=None) -> Outcome:
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    sink: list = []
+    cap = _Programs()
+    with contract_stub(sink):
+        res = interpret(module, fn, copies, memref_bases=bases, listeners=[cap])
+    return Outcome([a for a in copies if isinstance(a, np.ndarray)], list(res), sink, cap.streams)
+
+
+def compare(a: Outcome, b: Outcome, what: str, nan_aware: bool = False) -> None:
+    assert len(a.memrefs) == len(b.memrefs) and len(a.results) == len(b.results), what
+    for i, (x, y) in enumerate(zip(a.memrefs, b.memrefs)):
+        assert_same(x, y, f"{what}: memref argument #{i}", nan_aware)
+    for i, (x, y) in enumerate(zip(a.results, b.results)):
+        assert_same(np.asarray(x), np.asarray(y), f"{what}: result #{i}", nan_aware)
+    assert len(a.contract) == len(b.contract), f"{what}: rngd.contract_outer ran {len(a.contract)} vs {len(b.contract)} times"
+    for i, (x, y) in enumerate(zip(a.contract, b.contract)):
+        for j in range(2):
+            assert_same(np.asarray(x[j]), np.asarray(y[j]), f"{what}: operand {j} of rngd.contract_outer #{i}", nan_aware)
+
+
+# --------------------------------------------------------------------------
+# The whole check
+# --------------------------------------------------------------------------
+
+
+def parse(text: str, name: str = "t.mlir"):
+    ctx = make_context()
+    return ctx, parse_module(ctx, text, name)
+
+
+def own_bases(module, fn: str) -> dict[int, int]:
+    """Argument index -> DM byte address, from the fetch ``base`` and dequant
+    ``scale_base`` properties (default 0)."""
+    f = func_op(module, fn)
+    params = list(f.body.blocks.first.args)
+    out: dict[int, int] = {}
+    for op in f.walk():
+        if op.name == "fetch.fetch":
+            v, b = op.operands[0], (op.properties["base"].value.data if "base" in op.properties else 0)
+        elif op.name == "fetch.dequant":
+            v = op.operands[1]
+            b = op.properties["scale_base"].value.data if "scale_base" in op.properties else 0
+        else:
+            continue
+        i = params.index(v)
+        assert out.setdefault(i, b) == b, f"argument {i} read at two addresses"
+    return out
+
+
+def function_names(module) -> list[str]:
+    return [op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp)]
+
+
+def simulate_compiled(text: str, fn: str, label: str, dm_for: dict) -> tuple[list, dict]:
+    """``fetchc.compile`` the text, read the ``seq.bin`` bytes back and run
+    ``@fn``'s programs on the simulator, each on the DM image it starts from
+    (``dm_for``).  Returns (programs, {name: sim output})."""
+    result = fetchc.compile(text, filename=label)
+    sb = seqbin.read(result.seq_bin)
+    mine = [p for p in sb.programs if p.name is not None and p.name.startswith(fn + "/")]
+    assert sorted(p.name for p in mine) == sorted(dm_for), (
+        f"compiled programs {[p.name for p in mine]} vs the reference's {sorted(dm_for)}"
+    )
+    got: dict = {}
+    for image in {id(d): d for d in dm_for.values()}.values():
+        group = tuple(p for p in mine if dm_for[p.name] is image)
+        got.update(simulate(seqbin.SeqBin(sb.tables, group), image))
+    return mine, got
+
+
+def check_programs_against_reference(mine, got, ref: Outcome) -> None:
+    for p in mine:
+        r_enc = encode(ref.programs[p.name], p.out_dtype.name).reshape(-1, p.packet_size)
+        assert_same(got[p.name], r_enc, f"program {p.name}: simulator vs independent reference", nan_aware=True)
+
+
+def check_function(
+    text: str, fn: str, args: list, *, label: str = "t.mlir", extra_args=(), module=None
+) -> tuple[Outcome, list]:
+    """Steps 1-3 of the module docstring for ``@fn`` of ``text`` on
+    ``args``.  ``extra_args``: more argument lists, checked against the
+    reference on the input module and on the fully lowered one.  ``module``:
+    the parsed text, if the caller has it (it is not modified).  Returns the
+    interpreter's outcome after the pipeline and those of ``extra_args``."""
+    ctx, m = parse(text, label) if module is None else (make_context(), module.clone())
+    diags = verify_module(m)
+    assert not diags, render_all(diags, {label: text})
+    bases = own_bases(m, fn)
+    assert fetch_bases(m, fn) == bases
+    dm = build_dm(m, fn, args, bases)
+
+    ref = reference_run(m, fn, args, bases, dm)
+    before = run_interp(m, fn, args)
+    compare(ref, before, f"@{fn}: interpreter (input module) vs independent reference", nan_aware=True)
+    extra = []
+    for ea in extra_args:
+        r = reference_run(m, fn, ea, bases, build_dm(m, fn, ea, bases))
+        compare(r, run_interp(m, fn, ea), f"@{fn} (extra arguments): interpreter vs independent reference", nan_aware=True)
+        extra.append((ea, r))
+
+    passes = all_passes()
+    after = before
+    for name in PIPELINE:
+        passes[name]()().apply(ctx, m)
+        diags = verify_module(m)
+        assert not diags, f"after {name}:\n" + render_all(diags)
+        after = run_interp(m, fn, args, bases)
+        compare(before, after, f"@{fn}: interpreter after {name} vs before any pass")
+    assert not any(o.name.startswith("fetch.") for o in m.walk()), "fetch-to-seq left fetch ops"
+    extra_out = []
+    for ea, r in extra:
+        out = run_interp(m, fn, ea, bases)
+        compare(r, out, f"@{fn} (extra arguments): interpreter after the pipeline vs reference", nan_aware=True)
+        extra_out.append(out)
+
+    # The golden model on a real seq.bin.
+    mine, got = simulate_compiled(text, fn, label, ref.dm_for)
+    assert [p.name for p in mine] == list(after.programs), (
+        f"compiled programs {[p.name for p in mine]} vs interpreted {list(after.programs)}"
+    )
+    for p in mine:
+        want = to_sim_encoding(after.programs[p.name], p.out_dtype, p.packet_size)
+        assert_same(got[p.name], want, f"program {p.name}: simulator vs interpreter's fetch_seq.program stream")
+    check_programs_against_reference(mine, got, ref)
+    return after, extra_out
+
+
+# --------------------------------------------------------------------------
+# Examples
+# --------------------------------------------------------------------------
+
+BIG = 2_000_000
+"""Functions whose memref arguments hold more elements than this run the
+interpreter differential on a copy shrunk along the leading dimension
+(:func:`shrink`), and the golden-model check at full size.  Set
+``FETCHC_FULL_EXAMPLES=1`` to run everything at full size (slow)."""
+SHRUNK_ROWS = 64
+
+
+def _example_cases() -> list:
+    cases = []
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        _, m = parse(path.read_text(), path.name)
+        for fn in function_names(m):
+            cases.append(pytest.param(path.name, fn, id=f"{path.stem}-{fn}"))
+    return cases
+
+
+def arg_elements(module, fn: str) -> int:
+    return sum(
+        math.prod(a.type.get_shape()) for a in func_op(module, fn).body.blocks.first.args if isinstance(a.type, MemRefType)
+    )
+
+
+def shrink(text: str, module, fn: str) -> str | None:
+    """The text with the most common leading dimension ``L`` of ``@fn``'s
+    memref arguments replaced by :data:`SHRUNK_ROWS` in every memref type
+    (``memref<Lx``) and every stream time shape (``[L, ``), or None when the
+    result does not verify or is not smaller."""
+    import collections
+    import re
+
+    lead = collections.Counter(
+        a.type.get_shape()[0]
+        for a in func_op(module, fn).body.blocks.first.args
+        if isinstance(a.type, MemRefType) and len(a.type.get_shape()) >= 2
+    )
+    if not lead:
+        return None
+    L = lead.most_common(1)[0][0]
+    if L <= SHRUNK_ROWS:
+        return None
+    t = re.sub(rf"memref<{L}x", f"memref<{SHRUNK_ROWS}x", text)
+    t = re.sub(rf"(!fetch\.stream<\w+, \[){L}([,\]])", rf"\g<1>{SHRUNK_ROWS}\2", t)
+    try:
+        _, m = parse(t)
+    except Exception:  # noqa: BLE001
+        return None
+    if verify_module(m) or fn not in function_names(m) or arg_elements(m, fn) >= arg_elements(module, fn):
+        return None
+    return t
+
+
+# Tensor scales for the examples' f32 arguments: the main run gets the first
+# value; the others (subnormal results, overflow to inf) run as extra arguments.
+G_SCALES = [0.37, 2.0**-140, 3.0e38]
+
+
+def _args_with_scales(module, fn: str, seed: int) -> tuple[list, list]:
+    args = make_args(module, fn, np.random.default_rng(seed), [G_SCALES[0]] * 8)
+    if all(isinstance(a, np.ndarray) for a in args):
+        return args, []
+    return args, [[np.float32(g) if not isinstance(a, np.ndarray) else a for a in args] for g in G_SCALES[1:]]
+
+
+@pytest.mark.parametrize("fname,fn", _example_cases())
+def test_example(fname, fn):
+    """Steps 1-3 on the example (shrunk when big) and the decodes against
+    hand-written formulas; big examples also run the golden model at full
+    size (:func:`golden_full_size`)."""
+    import os
+
+    text = (EXAMPLES / fname).read_text()
+    _, m = parse(text, fname)
+    seed = sum(map(ord, fname + fn))
+    full = os.environ.get("FETCHC_FULL_EXAMPLES") == "1"
+    if arg_elements(m, fn) > BIG and not full:
+        small = shrink(text, m, fn)
+        assert small is not None, f"@{fn} is big and cannot be shrunk; run with FETCHC_FULL_EXAMPLES=1"
+        golden_full_size(text, m, fn, fname, seed)
+        text, label = small, f"{fname} (leading dim shrunk to {SHRUNK_ROWS})"
+        _, m = parse(text, label)
+    else:
+        label = fname
+    args, extra = _args_with_scales(m, fn, seed)
+    after, extra_out = check_function(text, fn, args, label=label, extra_args=extra, module=m)
+    assert after.programs, f"@{fn} compiles to no program"
+    check_decodes(m, fn, args, after)
+    for ea, out in zip(extra, extra_out):
+        check_decodes(m, fn, ea, out)
+
+
+def golden_full_size(text: str, module, fn: str, label: str, seed: int) -> None:
+    """The golden model at the example's real size: every program of the
+    compiled ``seq.bin`` on the simulator vs the independent reference's
+    streams, and the decodes recomputed from the simulator's programs (the
+    Vector Engine's block and tensor scale applied here in numpy) vs the
+    hand-written formulas."""
+    args = make_args(module, fn, np.random.default_rng(seed), [G_SCALES[0]] * 8)
+    bases = own_bases(module, fn)
+    dm = build_dm(module, fn, args, bases)
+    ref = reference_run(module, fn, args, bases, dm, programs_only=True)
+    mine, got = simulate_compiled(text, fn, label, ref.dm_for)
+    check_programs_against_reference(mine, got, ref)
+    del ref
+    f = func_op(module, fn)
+    params = list(f.body.blocks.first.args)
+    fetches = [op for op in f.walk() if op.name == "fetch.fetch"]
+    index = {}
+    k = 0
+    for op in fetches:
+        index[op] = k
+        users = [u.operation for u in op.results[0].uses]
+        k += 2 if users and users[0].name == "fetch.dequant" else 1
+    for op in fetches:
+        users = [u.operation for u in op.results[0].uses]
+        if not users or users[0].name != "fetch.dequant" or not _natural_order(op):
+            continue
+        dq = users[0]
+        fmt = dq.properties["format"].data
+        block = {"nvfp4": 16, "mxfp4": 32}[fmt]
+        st = op.result.type
+        codes = got[f"{fn}/{index[op]}"].reshape(st.time + st.packet)
+        senc = got[f"{fn}/{index[op] + 1}"].reshape(st.time + st.packet[:-1] + (st.packet[-1] // block,))
+        if fmt == "nvfp4":
+            sc = senc  # f32, widened by the adapter's cast
+        else:  # raw f8E8M0FNU: the Vector Engine decodes 2^(e-127)
+            e = senc.astype(np.int32)
+            sc = np.ldexp(np.float32(1.0), e - 127).astype(np.float32)
+            sc[e == 0xFF] = np.float32(np.nan)
+        mt = op.operands[0].type
+        raw = _raw_dm_bytes(dm, bases[params.index(op.operands[0])], mt)
+        smt = dq.operands[1].type
+        sraw = _raw_dm_bytes(dm, bases[params.index(dq.operands[1])], smt)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            blocked = (codes.reshape(sc.shape + (block,)) * sc[..., None]).reshape(-1)  # the Vector Engine's block scale
+            want_blocked = _fp4_decode(raw, sraw, fmt, None, tuple(mt.get_shape())).reshape(-1)
+            for g in G_SCALES if fmt == "nvfp4" else [None]:
+                out = blocked if g is None else blocked * np.float32(g)  # then the tensor scale
+                want = want_blocked if g is None else want_blocked * np.float32(g)
+                assert_same(out, want, f"@{fn} full size: {fmt} decode (g = {g}) from the simulator's programs", nan_aware=True)
+
+
+# ---- decodes of the examples against hand-written formulas ----------------
+
+
+PASS_THROUGH = ("rngd.switch", "rngd.collect", "rngd.transpose", "fetch.table_lookup", "fetch.cast", "fetch.convert",
+                "fetch.zp_sub", "fetch.dequant")
+
+
+def check_decodes(module, fn: str, args: list, out: Outcome) -> None:
+    """Every committed decode (dequant / convert / lookup / cast / plain
+    read) and every zero-point residual stream fed to the Contraction Engine,
+    checked once more against a formula written out for the format, from the
+    raw DM bytes of the input.  Only chains that read a whole identity-layout
+    memref in row-major order, as the examples do, and whose memref no
+    commit writes; everything else is covered by :func:`reference_run`."""
+    f = func_op(module, fn)
+    params = list(f.body.blocks.first.args)
+    bases = own_bases(module, fn)
+    dm = build_dm(module, fn, args, bases)
+    mem_of = {p: i for i, p in enumerate(params)}
+    after = {}
+    j = 0
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            after[i] = out.memrefs[j]
+            j += 1
+    committed = {mem_of[op.operands[1]] for op in f.walk() if op.name == "rngd.commit"}
+    checked = 0
+    for op in f.walk():
+        if op.name != "rngd.commit":
+            continue
+        got = after[mem_of[op.operands[1]]]
+        v, chain = op.operands[0], []
+        while v.owner.name in PASS_THROUGH:
+            chain.append(v.owner)
+            v = v.owner.operands[0]
+        fetch = v.owner
+        if fetch.name != "fetch.fetch" or any(o.name == "rngd.transpose" for o in chain):
+            continue  # e.g. an accumulator of rngd.contract_outer
+        src = mem_of[fetch.operands[0]]
+        if src in committed or not _natural_order(fetch):
+            continue
+        mt = params[src].type
+        stages = [o for o in reversed(chain) if o.name.startswith("fetch.")]
+        raw = _raw_dm_bytes(dm, bases[src], mt)
+        if len(stages) == 1 and stages[0].name == "fetch.dequant":
+            dq = stages[0]
+            fmt = dq.properties["format"].data
+            smt = params[mem_of[dq.operands[1]]].type
+            sraw = _raw_dm_bytes(dm, bases[mem_of[dq.operands[1]]], smt)
+            g = None
+            if fmt == "nvfp4":
+                gv = dq.operands[2]
+                g = args[mem_of[gv]] if gv in mem_of else np.float32(gv.owner.properties["value"].value.data)
+            want = _fp4_decode(raw, sraw, fmt, g, tuple(mt.get_shape()))
+            assert_same(got, want.reshape(got.shape), f"@{fn}: {fmt} decode (g = {g}) vs the hand-written formula", nan_aware=True)
+        elif len(stages) <= 1:
+            s = ename(mt.element_type)
+            d = ename(stages[0].results[0].type.element_type) if stages else s
+            want = _convert_from_bytes(raw, s, d, tuple(mt.get_shape()))
+            assert_same(got, want.reshape(got.shape), f"@{fn}: {s} -> {d} vs ml_dtypes on the DM bytes", nan_aware=True)
+        else:
+            continue
+        checked += 1
+    contracts = [o for o in f.walk() if o.name == "rngd.contract_outer"]
+    for k, op in enumerate(contracts):  # zero-point residuals feeding the Contraction Engine
+        v = op.operands[0]
+        while v.owner.name in ("rngd.switch", "rngd.collect"):
+            v = v.owner.operands[0]
+        zp_op = v.owner
+        if zp_op.name != "fetch.zp_sub" or not _natural_order(zp_op.operands[0].owner):
+            continue
+        src = mem_of[zp_op.operands[0].owner.operands[0]]
+        mt = params[src].type
+        raw = _raw_dm_bytes(dm, bases[src], mt)
+        zp = zp_op.properties["zero_point"].value.data
+        if ename(mt.element_type) == "i8":
+            want = raw.view(np.int8).astype(np.int16) - np.int16(zp)
+        else:
+            nib = np.stack([raw & 0x0F, raw >> 4], -1).reshape(-1)[: math.prod(mt.get_shape())].astype(np.int16)
+            want = (((nib ^ 8) - 8) - zp).astype(np.int8)
+        got = np.asarray(out.contract[k][0]).reshape(-1)
+        assert_same(got, want.reshape(-1), f"@{fn}: zero-point residuals vs x - zp on the DM bytes")
+        checked += 1
+    return checked
+
+
+def _natural_order(fetch) -> bool:
+    """The fetch reads its whole identity-layout memref in row-major order."""
+    mt = fetch.operands[0].type
+    if isinstance(mt.layout, StridedLayoutAttr):
+        return False
+    st = fetch.result.type
+    shape = st.time + st.packet
+    if math.prod(shape) != math.prod(mt.get_shape()):
+        return False
+    coeffs, consts = map_coefficients(fetch.map.data if fetch.map is not None else AffineMap.identity(len(shape)), len(shape))
+    _, strides, _ = layout(mt)
+    lin = np.array(strides, dtype=np.int64) @ coeffs  # element step of each stream dim
+    want = np.array([math.prod(shape[d + 1 :]) for d in range(len(shape))], dtype=np.int64)
+    return int(np.dot(strides, consts)) == 0 and all(l == w or n == 1 for l, w, n in zip(lin, want, shape))
+
+
+def _raw_dm_bytes(dm, base, mt) -> np.ndarray:
+    n = math.prod(mt.get_shape())
+    nbytes = (n * BITS[ename(mt.element_type)] + 7) // 8
+    return dm[base : base + nbytes]
+
+
+E2M1_LADDER = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def _e2m1_table() -> np.ndarray:
+    """The 16 E2M1 values via ml_dtypes (float4_e2m1fn -> f32), checked
+    against the ladder 0, 0.5, 1, 1.5, 2, 3, 4, 6 with bit 3 the sign."""
+    codes = np.arange(16, dtype=np.uint8)
+    t = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    ladder = np.where(codes & 8, -1.0, 1.0) * E2M1_LADDER[codes & 7]
+    assert np.array_equal(t, ladder.astype(np.float32)) and np.array_equal(np.signbit(t), (codes & 8) > 0)
+    return t
+
+
+def _fp4_decode(raw: np.ndarray, sraw: np.ndarray, fmt: str, g, shape) -> np.ndarray:
+    """NVFP4 / MXFP4 from the packed bytes: nibbles low-first, E2M1 via
+    ml_dtypes (:func:`_e2m1_table`), block scale per 16 / 32 codes along the
+    last axis (NVFP4 ``f8E4M3FN`` via ml_dtypes; MXFP4 ``2^(e-127)``, ``0xFF``
+    NaN), f32 products left to right: block scale, then the tensor scale
+    ``g`` (None: no tensor scale)."""
+    n = math.prod(shape)
+    nib = np.empty(2 * raw.size, np.uint8)
+    nib[0::2], nib[1::2] = raw & 0x0F, raw >> 4
+    e = _e2m1_table()[nib[:n]].reshape(shape)
+    block = 16 if fmt == "nvfp4" else 32
+    sshape = tuple(shape[:-1]) + (shape[-1] // block,)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        if fmt == "nvfp4":
+            s = sraw.view(ml_dtypes.float8_e4m3fn).reshape(sshape).astype(np.float32)
+        else:
+            ex = sraw.reshape(sshape).astype(np.int32)
+            s = np.ldexp(np.float32(1.0), ex - 127).astype(np.float32)  # 2^-127 is an f32 subnormal
+            s[ex == 0xFF] = np.float32(np.nan)
+        out = (e.reshape(sshape + (block,)) * s[..., None]).reshape(shape)
+        return out if g is None else out * np.float32(g)
+
+
+def _convert_from_bytes(raw: np.ndarray, s: str, d: str, shape) -> np.ndarray:
+    n = math.prod(shape)
+    if BITS[s] == 4:
+        nib = np.stack([raw & 0x0F, raw >> 4], -1).reshape(-1)[:n]
+        vals = nib.view(NP_DTYPE[s]) if s != "i4" else ((nib.astype(np.int8) ^ 8) - 8).astype(ml_dtypes.int4)
+    else:
+        vals = raw.view(NP_DTYPE[s])
+    vals = vals.reshape(shape)
+    if s == d:
+        return vals
+    with np.errstate(invalid="ignore", over="ignore"):
+        if d == "i32":
+            return vals.astype(np.int32)
+        if d == "bf16" and s == "f32":
+            return vals.astype(ml_dtypes.bfloat16)
+        return vals.astype(np.float32).astype(NP_DTYPE[d])
+
+
+# ---- scales at the edges, small -------------------------------------------
+
+EDGE = """
+func.func @nv(%w: memref<4x32xf4E2M1FN>, %bs: memref<4x2xf8E4M3FN>, %g: f32, %out: memref<4x32xf32>) {
+  %s = fetch.fetch %w {base = 0 : i64, map = affine_map<(t, p) -> (t, p)>} : memref<4x32xf4E2M1FN> -> !fetch.stream<main, [4], [32], f4E2M1FN>
+  %d = fetch.dequant %s, %bs, %g {format = "nvfp4", scale_base = 64 : i64} : !fetch.stream<main, [4], [32], f4E2M1FN>, memref<4x2xf8E4M3FN>, f32 -> !fetch.stream<main, [4], [32], f32>
+  rngd.commit %d, %out : !fetch.stream<main, [4], [32], f32>, memref<4x32xf32>
+  func.return
+}
+func.func @mx(%w: memref<4x64xf4E2M1FN>, %bs: memref<4x2xf8E8M0FNU>, %out: memref<4x64xf32>) {
+  %s = fetch.fetch %w {base = 0 : i64, map = affine_map<(t, p) -> (t, p)>} : memref<4x64xf4E2M1FN> -> !fetch.stream<main, [4], [64], f4E2M1FN>
+  %d = fetch.dequant %s, %bs {format = "mxfp4", scale_base = 128 : i64} : !fetch.stream<main, [4], [64], f4E2M1FN>, memref<4x2xf8E8M0FNU> -> !fetch.stream<main, [4], [64], f32>
+  rngd.commit %d, %out : !fetch.stream<main, [4], [64], f32>, memref<4x64xf32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("g", [1.0, 2.0**-140, 2.0**-149, 3.0e38, -math.inf, math.nan])
+def test_nvfp4_edge_scales(g):
+    _, m = parse(EDGE)
+    codes = np.tile(np.arange(16, dtype=np.uint8), 8).reshape(4, 32)  # every code, both blocks
+    bs = np.array([[0x01, 0x07], [0x08, 0x7E], [0x7F, 0x00], [0x80, 0xFE]], np.uint8)  # subnormals, 448, NaN, ±0
+    args = [codes.view(ml_dtypes.float4_e2m1fn), bs.view(ml_dtypes.float8_e4m3fn), np.float32(g), np.zeros((4, 32), np.float32)]
+    out = check_function(EDGE, "nv", args, label="edge.mlir")[0].memrefs[2]
+    want = _fp4_decode(pack_nibbles(codes), bs.reshape(-1), "nvfp4", np.float32(g), (4, 32))
+    assert_same(out, want, "nvfp4 edge scales", nan_aware=True)
+    if g == 3.0e38:
+        assert np.isinf(out).any()
+    if g == 2.0**-140:
+        assert ((out != 0) & (np.abs(out) < 2.0**-126)).any()
+
+
+def test_mxfp4_edge_scales():
+    _, m = parse(EDGE)
+    codes = np.tile(np.arange(16, dtype=np.uint8), 16).reshape(4, 64)
+    e = np.array([[0, 1], [126, 127], [253, 254], [255, 128]], np.uint8)  # 2^-127 .. 2^127, NaN
+    args = [codes.view(ml_dtypes.float4_e2m1fn), e.view(ml_dtypes.float8_e8m0fnu), np.zeros((4, 64), np.float32)]
+    out = check_function(EDGE, "mx", args, label="edge.mlir")[0].memrefs[2]
+    want = _fp4_decode(pack_nibbles(codes), e.reshape(-1), "mxfp4", None, (4, 64))
+    assert_same(out, want, "mxfp4 edge scales", nan_aware=True)
+    assert np.isinf(out[2, 32:]).any() and np.isnan(out[3, :32]).all()
+    assert ((out[0] != 0) & (np.abs(out[0]) < 2.0**-126)).any()  # 2^-127 scale: subnormal results
+
+
+def pack_nibbles(codes: np.ndarray) -> np.ndarray:
+    c = codes.reshape(-1)
+    return (c[0::2] | (c[1::2] << 4)).astype(np.uint8)
+
+
+# --------------------------------------------------------------------------
+# Random valid modules
+# --------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(gm=modules(), seed=st.integers(0, 2**31 - 1))
+def test_generated_modules(gm: GenModule, seed: int):
+    _, m = parse(gm.text, "gen.mlir")
+    diags = verify_module(m)
+    assume(not diags)
+    args = make_args(m, gm.fn, np.random.default_rng(seed))
+    check_function(gm.text, gm.fn, args, label="gen.mlir", module=m)

@@ -1,0 +1,1860 @@
+#!/usr/bin/env python3
+"""Fuzz harness for fetchc: the parser, the verifiers, the passes and the
+``seq.bin`` reader (GitHub issue "Robustness: fuzz the parser, verifiers,
+passes and seq.bin reader; nothing crashes, nothing is lost").
+
+Targets (``--target``):
+
+``mlir-bytes``
+    Seed MLIR files (``examples/**/*.mlir``, ``test/lit/**/*.mlir``, split on
+    ``// -----``, plus generated programs) mangled at the byte and token
+    level: bit flips, truncations, token swaps/duplications/deletions,
+    dictionary tokens (huge numbers, odd types, deep nesting), splices.
+    Run through ``fetchc IN -o OUT`` (sometimes ``-`` / stdin,
+    ``--emit=mlir``, ``--split-input-file``, ``--verify-diagnostics``).
+``mlir-mutate``
+    Structure-aware: a valid generated program with exactly one field
+    perturbed (wrong element type, zero point just outside its range, a ninth
+    sequencer entry, an odd nibble offset, a stream used twice, a lookup
+    moved to ``sub``, a dequant with a bad block layout, ...; see
+    ``--list-mutations``).  Most mutations *must* be rejected: an exit 0 for
+    those is reported as ``accepted-invalid``.
+``seqbin``
+    ``seq.bin`` files compiled from generated programs, then corrupted: bit
+    flips, truncations, section-table edits, wrong CRC, corruptions with the
+    CRC fixed up (so the deep checks run), huge counts, field edits.  Run
+    through ``fetchc dis``, ``fetchc dis --json`` and, when ``fetchc.sim``
+    exists, ``fetchc sim``.
+``pipeline``
+    Valid random modules (several functions and fetch chains) through the
+    whole default pipeline.  Each must compile or give a located error; a
+    compiled one must read back with ``fetchc.seqbin.read`` holding one
+    program per fetch (nothing lost), and the ``--emit=mlir`` and generic
+    output must re-parse and compile to the byte-identical ``seq.bin``.
+
+Oracle for every input: exit 0 with a valid result, or exit 1 with an
+``error:`` diagnostic (for MLIR input a located ``file:line:col: error:``),
+never a traceback / ``internal error`` / disguised crash (``verifier failed
+with KeyError``, ``pass 'x' failed with TypeError``, ``failed to parse the
+input (IndexError ...)``), never a hang (per-input time limit), never
+unbounded memory (the worker runs under ``RLIMIT_AS``), never a leftover
+temporary file, and a failing compile never touches an existing ``-o`` file.
+
+Inputs run in-process in one worker subprocess (``fetchc.cli.main`` with
+captured stdio) that is restarted when it dies or hangs; the harness itself
+uses one CPU core.  No third-party fuzzing engine is needed (atheris is not
+used); everything is driven by ``random.Random(--seed)``.
+
+Usage::
+
+    python tools/fuzz.py --target mlir-mutate --seconds 600 --seed 1 --corpus-out /tmp/fz
+    python tools/fuzz.py --target all --seconds 60          # 60 s per target
+    python tools/fuzz.py --replay test/fuzz-corpus/foo.mlir --tool compile
+    python tools/fuzz.py --list-mutations
+
+Exit status: 0 when no input failed the oracle, 1 otherwise, 2 on usage
+errors.  The last line of output is the summary (one per target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import pickle
+import random
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline")
+
+# ===========================================================================
+# Worker: runs fetchc.cli.main in-process, one job at a time
+# ===========================================================================
+
+
+class FuzzTimeout(BaseException):
+    """Raised by the alarm in the worker; a BaseException so that fetchc's
+    ``except Exception`` last resort does not swallow it."""
+
+
+def _worker_run_job(job: dict, base_dir: str) -> dict:
+    from fetchc.cli import main  # noqa: PLC0415
+
+    job_dir = os.path.join(base_dir, "job")
+    shutil.rmtree(job_dir, ignore_errors=True)
+    os.mkdir(job_dir)
+    for name, data in job.get("files", {}).items():
+        with open(os.path.join(job_dir, name), "wb") as f:
+            f.write(data)
+    before = {name: data for name, data in job.get("files", {}).items()}
+    argv = [a.replace("@DM", os.path.join(base_dir, "dm.bin")) for a in job["argv"]]
+
+    out_buf, err_buf = io.BytesIO(), io.BytesIO()
+    out = io.TextIOWrapper(out_buf, encoding="utf-8", errors="replace", write_through=True)
+    err = io.TextIOWrapper(err_buf, encoding="utf-8", errors="replace", write_through=True)
+    stdin = io.TextIOWrapper(io.BytesIO(job.get("stdin", b"")), encoding="utf-8")
+    saved = sys.stdin, sys.stdout, sys.stderr
+    cwd = os.getcwd()
+    escaped = None
+    rc = None
+    t0 = time.monotonic()
+    os.chdir(job_dir)
+    sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+    signal.setitimer(signal.ITIMER_REAL, job.get("timeout", 10.0))
+    try:
+        rc = main(list(argv))
+    except FuzzTimeout:
+        escaped = "timeout"
+    except BaseException as e:  # noqa: BLE001 - that is exactly what we look for
+        import traceback  # noqa: PLC0415
+
+        escaped = "escaped " + "".join(traceback.format_exception(type(e), e, e.__traceback__))[-4000:]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.stdin, sys.stdout, sys.stderr = saved
+        os.chdir(cwd)
+    elapsed = time.monotonic() - t0
+    files = {}
+    checks = {}
+    listing = sorted(os.listdir(job_dir))
+    for name in listing:
+        path = os.path.join(job_dir, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if name.endswith((".npy", ".npz")) and data != before.get(name):
+            checks[name] = _check_numpy(data)
+        # Big outputs (simulator results) stay here: only a digest travels.
+        files[name] = data if len(data) <= 4 << 20 else ("big", len(data), hashlib.sha1(data).hexdigest())
+    changed = [n for n, d in before.items() if files.get(n) != d]
+    return {
+        "rc": rc,
+        "stdout": out_buf.getvalue()[: 4 << 20],
+        "stderr": err_buf.getvalue().decode("utf-8", "replace")[:20000],
+        "files": files,
+        "listing": listing,
+        "changed": changed,
+        "checks": checks,
+        "elapsed": elapsed,
+        "escaped": escaped,
+    }
+
+
+def _check_numpy(data: bytes) -> str:
+    """``"ok"`` when ``data`` is a loadable .npy / .npz, else why not."""
+    import numpy as np  # noqa: PLC0415
+
+    try:
+        loaded = np.load(io.BytesIO(data), allow_pickle=False)
+        if hasattr(loaded, "files"):
+            for k in loaded.files:
+                _ = loaded[k].shape
+        return "ok"
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {e}"
+
+
+def _send(stream, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _recv_exact(stream, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = stream.read(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+def _recv(stream):
+    (n,) = struct.unpack("<Q", _recv_exact(stream, 8))
+    return pickle.loads(_recv_exact(stream, n))
+
+
+def worker_main(mem_mb: int) -> None:
+    """The worker loop: read pickled jobs on stdin, answer on stdout."""
+    import resource  # noqa: PLC0415
+
+    inp = sys.stdin.buffer
+    outp = sys.stdout.buffer
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    # Import everything before limiting memory (the limit is for the input).
+    import fetchc.cli  # noqa: F401, PLC0415
+    import fetchc.driver  # noqa: F401, PLC0415
+    import fetchc.seqbin  # noqa: F401, PLC0415
+
+    try:
+        import fetchc.sim  # noqa: F401, PLC0415
+    except Exception:  # noqa: BLE001 - absent or broken: the parent decides
+        pass
+
+    def on_alarm(signum, frame):
+        raise FuzzTimeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    base_dir = tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
+    rng = random.Random(1234)
+    with open(os.path.join(base_dir, "dm.bin"), "wb") as f:
+        f.write(bytes(rng.getrandbits(8) for _ in range(1 << 16)) * 16)  # 1 MiB DM image
+    if mem_mb > 0:
+        limit = mem_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _send(outp, {"ready": True})
+    try:
+        while True:
+            try:
+                job = _recv(inp)
+            except EOFError:
+                break
+            result = _worker_run_job(job, base_dir)
+            _send(outp, result)
+            if result["escaped"] == "timeout":
+                # fetchc runs the command on a thread of its own: the alarm
+                # interrupted only the main thread, the runaway thread may
+                # still be going.  Leave; the parent starts a fresh worker.
+                break
+    finally:
+        shutil.rmtree(base_dir, ignore_errors=True)
+    os._exit(0)
+
+
+class Worker:
+    """The parent's handle on the worker subprocess."""
+
+    def __init__(self, mem_mb: int = 2048, hard_timeout: float = 30.0):
+        self.mem_mb = mem_mb
+        self.hard_timeout = hard_timeout
+        self.proc: subprocess.Popen | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "FETCHC_SIM_THREADS"):
+            env[var] = "1"
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", "--mem-mb", str(self.mem_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(REPO),
+        )
+        msg = self._read(120.0)
+        if not isinstance(msg, dict) or not msg.get("ready"):
+            raise RuntimeError("the fuzz worker did not start (is the project importable?)")
+
+    def _read(self, timeout: float):
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        buf = bytearray()
+        need = 8
+        header_done = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                raise TimeoutError
+            chunk = os.read(fd, max(need - len(buf), 1 << 16) if header_done else need - len(buf))
+            if not chunk:
+                raise EOFError
+            buf += chunk
+            if not header_done and len(buf) >= 8:
+                (n,) = struct.unpack("<Q", bytes(buf[:8]))
+                del buf[:8]
+                need = n
+                header_done = True
+            if header_done and len(buf) >= need:
+                return pickle.loads(bytes(buf[:need]))
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+
+    def run(self, job: dict) -> dict:
+        """Run ``job``; returns the worker's result, or a result with
+        ``escaped`` = ``"hang"`` / ``"worker died ..."``."""
+        if self.proc is None:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            _send(self.proc.stdin, job)
+            res = self._read(job.get("timeout", 10.0) + self.hard_timeout)
+            if res.get("escaped") == "timeout":
+                self.stop()
+                self.restarts += 1
+            return res
+        except TimeoutError:
+            self.stop()
+            self.restarts += 1
+            return {"rc": None, "stdout": b"", "stderr": "", "files": {}, "listing": [], "changed": [],
+                    "elapsed": job.get("timeout", 10.0) + self.hard_timeout, "escaped": "hang (no answer)"}
+        except (EOFError, BrokenPipeError, OSError):
+            rc = self.proc.wait() if self.proc else None
+            self.proc = None
+            self.restarts += 1
+            how = f"signal {-rc}" if rc is not None and rc < 0 else f"exit {rc}"
+            return {"rc": None, "stdout": b"", "stderr": "", "files": {}, "listing": [], "changed": [],
+                    "elapsed": 0.0, "escaped": f"worker died ({how}; out of memory or a native crash)"}
+
+
+# ===========================================================================
+# Oracle
+# ===========================================================================
+
+_MASKED = [
+    re.compile(r"internal error"),
+    re.compile(r"(?m)^Traceback \(most recent call last\)"),
+    re.compile(r"verifier failed with [A-Za-z_]+"),
+    re.compile(r"pass '[^']*' failed with [A-Za-z_]+"),
+    re.compile(r"failed to parse the input \((?!ParseError)[A-Za-z_]+"),
+]
+_LOCATED = re.compile(r"^(?:[^\n:]+):\d+:\d+: error: ", re.MULTILINE)
+_ANY_ERROR = re.compile(r"(?:^|: )error: ", re.MULTILINE)
+SENTINEL = b"fetchc-fuzz: existing output, must survive a failing compile\n"
+
+
+_CARET = re.compile(r"^\s*\^\s*$")
+
+
+def _without_snippets(err: str) -> str:
+    """stderr without the echoed source lines (each is followed by a caret
+    line): the input may itself contain 'internal error' or 'Traceback'."""
+    lines = err.splitlines()
+    keep = []
+    for i, line in enumerate(lines):
+        if _CARET.match(line) or (i + 1 < len(lines) and _CARET.match(lines[i + 1])):
+            continue
+        keep.append(line)
+    return "\n".join(keep) + ("\n" if keep else "")
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    kind: str  # "ok", "crash", "hang", "masked", "unlocated", "no-error", "bad-output", ...
+    detail: str = ""
+
+
+def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool = True,
+          expect_error: bool = False, emit: str = "bin", located: bool = True) -> Verdict:
+    """Apply the oracle to one worker result."""
+    esc = res.get("escaped")
+    if esc:
+        kind = "hang" if esc.startswith(("timeout", "hang")) else "crash"
+        return Verdict(False, kind, esc)
+    rc, err = res["rc"], res["stderr"]
+    err = _without_snippets(err)
+    for pat in _MASKED:
+        m = pat.search(err)
+        if m:
+            line = next((ln for ln in err.splitlines() if m.group(0) in ln), m.group(0))
+            return Verdict(False, "crash" if "internal error" in m.group(0) or "Traceback" in m.group(0) else "masked",
+                           line.strip())
+    if rc not in (0, 1):
+        return Verdict(False, "crash", f"exit code {rc}: {err[:300]}")
+    if re.search(r"error: .*out of memory|MemoryError", err):
+        # the input made fetchc try to allocate more than RLIMIT_AS allows
+        return Verdict(False, "oom", next((ln for ln in err.splitlines() if "memory" in ln.lower()), err[:200]))
+    leftovers = [n for n in res["listing"] if n.startswith(".fetchc-") or n.endswith(".tmp")]
+    if leftovers:
+        return Verdict(False, "leftover", f"temporary files left behind: {leftovers}")
+    if rc == 1:
+        if out_name and res["files"].get(out_name) != SENTINEL:
+            return Verdict(False, "clobbered", "a failing run changed the existing output file")
+        if not _ANY_ERROR.search(err):
+            return Verdict(False, "no-error", f"exit 1 without an error: diagnostic: {err[:300]!r}")
+        if mlir_input and located and not _LOCATED.search(err):
+            return Verdict(False, "unlocated", err.strip().splitlines()[0] if err.strip() else "")
+        return Verdict(True, "ok")
+    # rc == 0
+    if expect_error:
+        return Verdict(False, "accepted-invalid", "exit 0 for an input that must be rejected")
+    if tool == "compile" and out_name:
+        data = res["files"].get(out_name)
+        if data is None or data == SENTINEL:
+            return Verdict(False, "bad-output", "exit 0 but no output was written")
+        if emit == "bin" and isinstance(data, bytes):
+            from fetchc.seqbin import SeqBinError, read  # noqa: PLC0415
+
+            try:
+                read(data)
+            except SeqBinError as e:
+                return Verdict(False, "bad-output", f"the seq.bin does not read back: {e}")
+    if tool == "dis" and not res["stdout"]:
+        return Verdict(False, "bad-output", "fetchc dis printed nothing")
+    if tool == "sim" and out_name:
+        data = res["files"].get(out_name)
+        if data is None or data == SENTINEL:
+            return Verdict(False, "bad-output", "fetchc sim exited 0 but wrote no output")
+        check = res.get("checks", {}).get(out_name, "ok")
+        if check != "ok":
+            return Verdict(False, "bad-output", f"fetchc sim wrote an unreadable .npy/.npz: {check}")
+    return Verdict(True, "ok")
+
+
+# ===========================================================================
+# Program generator (valid programs, and single-field perturbations)
+# ===========================================================================
+
+BITS = {"i4": 4, "i8": 8, "i16": 16, "i32": 32, "f4E2M1FN": 4, "f8E4M3FN": 8, "f8E5M2": 8, "bf16": 16,
+        "f32": 32, "f8E8M0FNU": 8}
+STORABLE = list(BITS)
+LOOKUP = {("f4E2M1FN", "f8E4M3FN"), ("f4E2M1FN", "f8E5M2"), ("f8E4M3FN", "bf16"), ("f8E5M2", "bf16")}
+CASTS = {("i4", "i32"), ("i8", "i32"), ("i16", "i32"), ("f8E4M3FN", "f32"), ("f8E5M2", "f32"), ("bf16", "f32"),
+         ("f32", "bf16")}
+ZP = {"i4": ("i5", -8, 7), "i8": ("i9", -128, 127)}
+CONVERTS = sorted(LOOKUP | CASTS | {("f4E2M1FN", "f32"), ("f8E4M3FN", "f8E4M3FN")})
+FLOATS = {"f4E2M1FN", "f8E4M3FN", "f8E5M2", "bf16", "f32", "f8E8M0FNU"}
+
+
+def stream_t(ctx: str, time_: list[int], packet: list[int], elem: str) -> str:
+    return f"!fetch.stream<{ctx}, [{', '.join(map(str, time_))}], [{', '.join(map(str, packet))}], {elem}>"
+
+
+def memref_t(shape: list[int], elem: str, layout: str | None = None) -> str:
+    dims = "x".join("?" if d is None else str(d) for d in shape)
+    return f"memref<{dims}x{elem}{', ' + layout if layout else ''}>"
+
+
+@dataclass
+class Chain:
+    """One fetch chain: ``fetch.fetch`` → stages → consumer."""
+
+    ctx: str = "main"
+    mem_shape: list = field(default_factory=lambda: [16, 16])
+    mem_elem: str = "i8"
+    mem_layout: str | None = None
+    stream_elem: str | None = None  # override of the fetch's result element type
+    time: list = field(default_factory=lambda: [16])
+    packet: list = field(default_factory=lambda: [16])
+    map: str | None = None
+    base: str | None = "0"
+    read_size: str | None = None
+    stages: list = field(default_factory=list)  # [op, out_elem, zp|None]
+    stage_stream: dict = field(default_factory=dict)  # stage index -> (ctx, time, packet) override
+    dequant: dict | None = None
+    consumer: str = "commit"
+    commit_elem: str | None = None
+    commit_numel_delta: int = 0
+    acc_elem: str | None = None
+    extra_use: bool = False
+    stream_arg: bool = False
+    raw_prop: str | None = None  # extra text inside the fetch's {...}
+
+    def numel(self) -> int:
+        n = 1
+        for d in self.time + self.packet:
+            n *= d
+        return n
+
+
+def _ops_after_fetch(c: Chain) -> list[tuple[str, str, int | None]]:
+    return [tuple(s) for s in c.stages]  # type: ignore[misc]
+
+
+def render_chain(c: Chain, k: int) -> tuple[list[str], list[str]]:
+    """Function arguments and body lines of chain ``k``."""
+    args: list[str] = []
+    body: list[str] = []
+    src = f"%m{k}"
+    args.append(f"{src}: {memref_t(c.mem_shape, c.mem_elem, c.mem_layout)}")
+    elem = c.stream_elem or c.mem_elem
+    cur_t = stream_t(c.ctx, c.time, c.packet, elem)
+    props = []
+    if c.base is not None:
+        props.append(f"base = {c.base} : i64")
+    if c.map is not None:
+        props.append(f"map = {c.map}")
+    if c.read_size is not None:
+        props.append(f"read_size = {c.read_size} : i64")
+    if c.raw_prop:
+        props.append(c.raw_prop)
+    prop_text = (" {" + ", ".join(props) + "}") if props else ""
+    if c.stream_arg:
+        args.append(f"%s{k}_0: {cur_t}")
+    else:
+        body.append(f"%s{k}_0 = fetch.fetch {src}{prop_text} : {memref_t(c.mem_shape, c.mem_elem, c.mem_layout)} -> {cur_t}")
+    cur = f"%s{k}_0"
+    ctx, time_, packet = c.ctx, list(c.time), list(c.packet)
+    for i, (op, out, zp) in enumerate(_ops_after_fetch(c)):
+        if i in c.stage_stream:
+            ctx, time_, packet = c.stage_stream[i]
+        out_t = stream_t(ctx, time_, packet, out)
+        res = f"%s{k}_{i + 1}"
+        if op == "fetch.zp_sub":
+            body.append(f"{res} = fetch.zp_sub {cur}, {zp} : {cur_t} -> {out_t}")
+        else:
+            body.append(f"{res} = {op} {cur} : {cur_t} -> {out_t}")
+        cur, cur_t, elem = res, out_t, out
+    if c.dequant is not None:
+        d = c.dequant
+        args.append(f"%bs{k}: {memref_t(d['bscale_shape'], d['bscale_elem'])}")
+        operands = f"{cur}, %bs{k}"
+        types = f"{cur_t}, {memref_t(d['bscale_shape'], d['bscale_elem'])}"
+        if d.get("gscale"):
+            args.append(f"%g{k}: f32")
+            operands += f", %g{k}"
+            types += ", f32"
+        dprops = [f'format = "{d["format"]}"']
+        if d.get("scale_base") is not None:
+            dprops.append(f"scale_base = {d['scale_base']} : i64")
+        out_t = stream_t(ctx, time_, packet, d.get("out_elem", "f32"))
+        body.append(f"%w{k} = fetch.dequant {operands} {{{', '.join(dprops)}}} : {types} -> {out_t}")
+        cur, cur_t, elem = f"%w{k}", out_t, d.get("out_elem", "f32")
+    numel = 1
+    for x in time_ + packet:
+        numel *= x
+    con = c.consumer
+    if con == "commit":
+        ce = c.commit_elem or elem
+        args.append(f"%o{k}: {memref_t([numel + c.commit_numel_delta], ce)}")
+        body.append(f"rngd.commit {cur}, %o{k} : {cur_t}, {memref_t([numel + c.commit_numel_delta], ce)}")
+    elif con in ("to_trf", "to_vrf"):
+        rt = "!rngd.trf" if con == "to_trf" else "!rngd.vrf"
+        body.append(f"%r{k} = rngd.{con} {cur} : {cur_t} -> {rt}<{elem}>")
+    elif con == "transpose":
+        tt = stream_t(ctx, list(reversed(packet)), list(reversed(time_)) or [1], elem)
+        body.append(f"%t{k} = rngd.transpose {cur} : {cur_t} -> {tt}")
+        args.append(f"%o{k}: {memref_t([numel], elem)}")
+        body.append(f"rngd.commit %t{k}, %o{k} : {tt}, {memref_t([numel], elem)}")
+    elif con == "switch_commit":
+        body.append(f"%sw{k} = rngd.switch {cur} : {cur_t} -> {cur_t}")
+        body.append(f"%co{k} = rngd.collect %sw{k} : {cur_t} -> {cur_t}")
+        args.append(f"%o{k}: {memref_t([numel], elem)}")
+        body.append(f"rngd.commit %co{k}, %o{k} : {cur_t}, {memref_t([numel], elem)}")
+    elif con == "contract":
+        acc = c.acc_elem or ("f32" if elem in FLOATS else "i32")
+        at = stream_t(ctx, time_, packet, acc)
+        args.append(f"%tw{k}: !rngd.trf<{'i8' if acc == 'i32' else 'f8E4M3FN'}>")
+        body.append(f"%sw{k} = rngd.switch {cur} : {cur_t} -> {cur_t}")
+        body.append(f"%co{k} = rngd.collect %sw{k} : {cur_t} -> {cur_t}")
+        body.append(
+            f"%ac{k} = rngd.contract_outer %co{k}, %tw{k} : {cur_t}, !rngd.trf<{'i8' if acc == 'i32' else 'f8E4M3FN'}> -> {at}"
+        )
+        args.append(f"%o{k}: {memref_t([numel], acc)}")
+        body.append(f"rngd.commit %ac{k}, %o{k} : {at}, {memref_t([numel], acc)}")
+    elif con == "none":
+        pass
+    if c.extra_use:
+        args.append(f"%x{k}: {memref_t([numel], elem)}")
+        body.append(f"rngd.commit {cur}, %x{k} : {cur_t}, {memref_t([numel], elem)}")
+    return args, body
+
+
+def render_module(funcs: list[tuple[str, list[Chain]]], extra_body: Callable[[list[str]], list[str]] | None = None) -> str:
+    out: list[str] = []
+    for fname, chains in funcs:
+        args: list[str] = []
+        body: list[str] = []
+        for k, c in enumerate(chains):
+            a, b = render_chain(c, k)
+            args += a
+            body += b
+        if extra_body is not None:
+            body = extra_body(body)
+        out.append(f"func.func @{fname}({', '.join(args)}) {{")
+        out += ["  " + line for line in body]
+        out.append("  func.return")
+        out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+class Gen:
+    """Random valid fetch chains."""
+
+    def __init__(self, rng: random.Random, big: bool = False, small: bool = False):
+        self.rng = rng
+        self.big = big
+        self.small = small
+
+    def dim(self) -> int:
+        r = self.rng
+        if self.small:
+            return r.choice([1, 2, 3, 4, 8, 16, 32, 64])
+        if self.big and r.random() < 0.15:
+            return r.choice([65536, 65537, 131072, 1 << 20, 3 * 65536, 100000, 1 << 24])
+        return r.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 32, 64, 100, 128, 256, 1000, 4096])
+
+    def packet(self, elem: str, ctx: str, cast_out: str | None) -> int:
+        r = self.rng
+        bits = BITS[elem]
+        if ctx == "sub":
+            per = 64 // bits
+            return per * r.choice([1, 1, 2, 4, 8])
+        if bits == 4:
+            return r.choice([2, 4, 8, 16, 32, 64, 128])
+        return r.choice([1, 2, 3, 4, 8, 16, 32, 64, 100, 256])
+
+    def recipe(self, ctx: str) -> tuple[str, list, dict | None, str]:
+        """(memref elem, stages, dequant, kind)."""
+        r = self.rng
+        kinds = ["plain", "cast", "zp", "convert"] + (["lookup", "lookup_cast", "dequant"] if ctx == "main" else [])
+        kind = r.choice(kinds)
+        if kind == "plain":
+            return r.choice(STORABLE), [], None, kind
+        if kind == "cast":
+            pairs = sorted(CASTS)
+            if ctx == "sub":
+                pairs = [p for p in pairs if p != ("i4", "i32")]
+            s, d = r.choice(pairs)
+            return s, [["fetch.cast", d, None]], None, kind
+        if kind == "zp":
+            s = r.choice(["i4", "i8"])
+            out, lo, hi = ZP[s]
+            return s, [["fetch.zp_sub", out, r.choice([lo, hi, 0, r.randint(lo, hi)])]], None, kind
+        if kind == "convert":
+            pairs = CONVERTS if ctx == "main" else [p for p in CONVERTS if p in CASTS and p != ("i4", "i32")]
+            s, d = r.choice(pairs)
+            return s, [["fetch.convert", d, None]], None, kind
+        if kind == "lookup":
+            s, d = r.choice(sorted(LOOKUP))
+            return s, [["fetch.table_lookup", d, None]], None, kind
+        if kind == "lookup_cast":
+            s, d = r.choice(sorted(LOOKUP))
+            return s, [["fetch.table_lookup", d, None], ["fetch.cast", "f32" if d != "f32" else "bf16", None]], None, kind
+        fmt = r.choice(["nvfp4", "mxfp4"])
+        return "f4E2M1FN", [], {"format": fmt}, kind
+
+    def chain(self, ctx: str | None = None) -> Chain:
+        r = self.rng
+        ctx = ctx or r.choice(["main", "main", "main", "sub"])
+        elem, stages, dq, kind = self.recipe(ctx)
+        cast_out = next((s[1] for s in stages if s[0] in ("fetch.cast", "fetch.convert")), None)
+        c = Chain(ctx=ctx, mem_elem=elem, stages=stages)
+        if dq is not None:
+            block = 16 if dq["format"] == "nvfp4" else 32
+            rows = self.dim()
+            pk = block * r.choice([1, 1, 2, 4])
+            tiles = r.choice([1, 1, 2, 3, 4])
+            cols = pk * tiles
+            c.mem_shape = [rows, cols]
+            if tiles == 1 and r.random() < 0.7:
+                c.time, c.packet, c.map = [rows], [pk], None
+            else:
+                c.time, c.packet = [rows, tiles], [pk]
+                c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {pk} + d2)>"
+            c.dequant = {
+                "format": dq["format"],
+                "bscale_shape": [rows, cols // block],
+                "bscale_elem": "f8E4M3FN" if dq["format"] == "nvfp4" else "f8E8M0FNU",
+                "gscale": dq["format"] == "nvfp4",
+                "scale_base": r.choice([None, 8 * r.randint(0, 1 << 16)]),
+            }
+            c.base = str(8 * r.randint(0, 1 << 17))
+            c.consumer = r.choice(["commit", "commit", "contract", "to_vrf"])
+            return c
+        p = self.packet(elem, ctx, cast_out)
+        bits = BITS[elem]
+        layout = r.choice(["identity", "identity", "map_identity", "reshape", "offset", "strided", "transpose",
+                           "broadcast", "reverse"])
+        if bits == 4 and layout in ("transpose",):
+            layout = "identity"
+        if ctx == "sub" and layout in ("transpose",):
+            layout = "identity"
+        nt = r.choice([1, 1, 2, 3])
+        time_ = [self.dim() for _ in range(nt)]
+        if layout in ("identity", "map_identity"):
+            c.mem_shape, c.time, c.packet = time_ + [p], time_, [p]
+            if layout == "map_identity":
+                n = nt + 1
+                dims = ", ".join(f"d{i}" for i in range(n))
+                c.map = f"affine_map<({dims}) -> ({dims})>"
+        elif layout == "reshape":
+            a, b = self.dim(), r.choice([1, 2, 4, 8])
+            c.mem_shape, c.time, c.packet = [a, b * p], [a, b], [p]
+            c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {p} + d2)>"
+        elif layout == "offset":
+            a = self.dim()
+            k = r.choice([0, 2, 4, 8]) if bits == 4 else r.choice([0, 1, 2, 3, 8])
+            if ctx == "sub":
+                k = 64 // bits * r.choice([0, 1])
+            w = p + k + r.choice([0, 0, 2, 8])
+            c.mem_shape, c.time, c.packet = [a, w], [a], [p]
+            c.map = f"affine_map<(d0, d1) -> (d0, d1 + {k})>"
+        elif layout == "strided":
+            a = self.dim()
+            s = p + r.choice([0, 2, 8, 16])
+            off = r.choice([0, 2, 8, 64])
+            if ctx == "sub":
+                off = (64 // bits) * r.choice([0, 1, 2])
+            c.mem_shape, c.time, c.packet = [a, p], [a], [p]
+            c.mem_layout = f"strided<[{s}, 1], offset: {off}>"
+        elif layout == "transpose":
+            a, b = self.dim(), self.dim()
+            c.mem_shape, c.time, c.packet = [a, b], [b, a], [1]
+            c.map = "affine_map<(d0, d1, d2) -> (d1 + d2, d0)>"
+        elif layout == "broadcast":
+            kk, a = r.choice([2, 3, 4]), self.dim()
+            c.mem_shape, c.time, c.packet = [a, p], [kk, a], [p]
+            c.map = "affine_map<(d0, d1, d2) -> (d1, d2)>"
+        elif layout == "reverse":
+            a = self.dim()
+            c.mem_shape, c.time, c.packet = [a, p], [a], [p]
+            c.map = f"affine_map<(d0, d1) -> ({a - 1} - d0, d1)>"
+        c.base = str(r.choice([0, 8, 64, 4096, 8 * r.randint(0, 1 << 17), 6291456]))
+        if self.big and r.random() < 0.05:
+            c.base = str((1 << 32) - 8 * r.randint(1, 64))
+        out = c.stages[-1][1] if c.stages else elem
+        if out in ("i5", "i9"):
+            c.consumer = "contract"
+        else:
+            c.consumer = r.choice(["commit", "commit", "commit", "to_trf", "to_vrf", "transpose", "switch_commit",
+                                   "contract"])
+        return c
+
+    def module(self, nfuncs: int | None = None) -> list[tuple[str, list[Chain]]]:
+        r = self.rng
+        nfuncs = nfuncs or r.choice([1, 1, 1, 2, 3])
+        return [(f"k{i}", [self.chain() for _ in range(r.choice([1, 1, 2, 3, 4]))]) for i in range(nfuncs)]
+
+
+# ---------------------------------------------------------------------------
+# Structure-aware mutations: each returns "error" (must be rejected) or "any"
+# ---------------------------------------------------------------------------
+
+MUTATIONS: dict[str, Callable[[Chain, random.Random], str]] = {}
+
+
+def mutation(fn):
+    MUTATIONS[fn.__name__.removeprefix("m_")] = fn
+    return fn
+
+
+def _first_stage(c: Chain, op: str):
+    return next((s for s in c.stages if s[0] == op), None)
+
+
+@mutation
+def m_wrong_stream_elem(c, r):
+    """fetch.fetch result element type differs from the memref's."""
+    c.stream_elem = r.choice([e for e in STORABLE if e != c.mem_elem])
+    return "error"
+
+
+@mutation
+def m_unsupported_memref_elem(c, r):
+    """a memref of a type the Fetch Unit cannot read (f16, i1, i5, ...)."""
+    c.mem_elem = c.stream_elem = r.choice(["f16", "f64", "i1", "i2", "i64", "ui8", "si8", "i5", "i9", "index",
+                                           "f8E4M3FNUZ", "tf32", "complex<f32>"])
+    c.stages, c.dequant = [], None
+    c.consumer = "commit"
+    return "error"
+
+
+@mutation
+def m_bad_lookup_pair(c, r):
+    """a table lookup to an output the table does not have."""
+    c.mem_elem = r.choice(["f4E2M1FN", "f8E4M3FN", "f8E5M2", "i8", "bf16", "f32"])
+    c.stages = [["fetch.table_lookup", r.choice(["f32", "i8", "f8E8M0FNU", "bf16", "f16", "f8E4M3FN"]), None]]
+    if tuple(x for x in (c.mem_elem, c.stages[0][1])) in LOOKUP:
+        c.stages[0][1] = "f32"
+    c.dequant = None
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_bad_cast_pair(c, r):
+    """a type cast the hardware does not have (i8→i16, f32→f8, f8→bf16...)."""
+    pairs = [("i8", "i16"), ("f32", "f8E4M3FN"), ("f8E4M3FN", "bf16"), ("i4", "i8"), ("bf16", "f8E5M2"),
+             ("i32", "f32"), ("f8E8M0FNU", "f32"), ("i8", "i9"), ("f4E2M1FN", "f32"), ("i16", "i16")]
+    s, d = r.choice(pairs)
+    c.mem_elem, c.stages, c.dequant = s, [["fetch.cast", d, None]], None
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_zp_out_of_range(c, r):
+    """a zero point just outside (or far outside) the source range."""
+    s = r.choice(["i4", "i8"])
+    out, lo, hi = ZP[s]
+    zp = r.choice([lo - 1, hi + 1, lo - 1, hi + 1, 1 << 31, -(1 << 31) - 1, 1 << 40, (1 << 31) - 1])
+    c.mem_elem, c.stages, c.dequant, c.consumer = s, [["fetch.zp_sub", out, zp]], None, "contract"
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_zp_bad_pair(c, r):
+    """zero-point subtraction with a wrong widening (i4→i9, i16→...)."""
+    s, d = r.choice([("i4", "i9"), ("i8", "i5"), ("i16", "i9"), ("i8", "i16"), ("f8E4M3FN", "i9")])
+    c.mem_elem, c.stages, c.dequant, c.consumer = s, [["fetch.zp_sub", d, 0]], None, "contract"
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_ninth_entry(c, r):
+    """nine non-mergeable loop-nest entries (the table holds 8)."""
+    n = r.choice([9, 9, 10])
+    c.mem_elem, c.stages, c.dequant, c.consumer, c.ctx = "i8", [], None, "commit", "main"
+    sizes = [2] * n
+    strides, acc = [], 1
+    for sz in reversed(sizes):
+        strides.append(acc)
+        acc *= sz * 2  # a gap after every dimension: nothing merges
+    strides.reverse()
+    c.mem_shape = sizes
+    c.mem_layout = f"strided<[{', '.join(map(str, strides))}]>"
+    c.time, c.packet, c.map = sizes[:-1], sizes[-1:], None
+    return "error"
+
+
+@mutation
+def m_odd_nibble_offset(c, r):
+    """a 4-bit read starting at an odd element offset."""
+    c.mem_elem, c.ctx, c.dequant, c.consumer = r.choice(["f4E2M1FN", "i4"]), "main", None, "commit"
+    c.stages = [["fetch.table_lookup", "f8E4M3FN", None]] if c.mem_elem == "f4E2M1FN" else []
+    p = r.choice([2, 4, 16])
+    a = r.choice([1, 4, 16])
+    k = r.choice([1, 3, 5])
+    if r.random() < 0.5:
+        c.mem_shape, c.time, c.packet, c.mem_layout = [a, p + 8], [a], [p], None
+        c.map = f"affine_map<(d0, d1) -> (d0, d1 + {k})>"
+    else:
+        c.mem_shape, c.time, c.packet, c.map = [a, p], [a], [p], None
+        c.mem_layout = f"strided<[{p + 8}, 1], offset: {k}>"
+    return "error"
+
+
+@mutation
+def m_stream_used_twice(c, r):
+    """the last stream of the chain gets a second consumer."""
+    if c.consumer == "contract":
+        c.consumer = "commit"
+        if c.stages and c.stages[-1][0] == "fetch.zp_sub":
+            c.stages = []
+    c.extra_use = True
+    return "error"
+
+
+@mutation
+def m_stream_unused(c, r):
+    """the chain's last stream is never consumed."""
+    c.consumer = "none"
+    return "error"
+
+
+@mutation
+def m_lookup_on_sub(c, r):
+    """a table lookup (or dequant) moved to the sub context."""
+    c.ctx = "sub"
+    if c.dequant is None:
+        s, d = r.choice(sorted(LOOKUP))
+        c.mem_elem, c.stages = s, [["fetch.table_lookup", d, None]]
+        c.consumer = "commit"
+        _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_dequant_bad_layout(c, r):
+    """a dequant whose block scales do not fit its packets."""
+    fmt = r.choice(["nvfp4", "mxfp4"])
+    block = 16 if fmt == "nvfp4" else 32
+    rows = r.choice([1, 4, 64])
+    c.ctx, c.mem_elem, c.stages, c.consumer, c.mem_layout = "main", "f4E2M1FN", [], "commit", None
+    c.dequant = {"format": fmt, "bscale_shape": [rows, 4], "bscale_elem": "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU",
+                 "gscale": fmt == "nvfp4"}
+    how = r.choice(["packet_not_block", "scale_shape", "axis_not_blocks", "transposed", "offset_not_block"])
+    if how == "packet_not_block":  # packets of half a block
+        c.mem_shape, c.time, c.packet = [rows, block * 4], [rows, 8], [block // 2]
+        c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {block // 2} + d2)>"
+    elif how == "scale_shape":
+        c.mem_shape, c.time, c.packet, c.map = [rows, block * 4], [rows], [block * 4], None
+        c.dequant["bscale_shape"] = r.choice([[rows, 3], [rows + 1, 4], [rows * 4], [4, rows + 1]])
+    elif how == "axis_not_blocks":
+        c.mem_shape, c.time, c.packet, c.map = [rows, block + 2], [rows], [block + 2], None
+        c.dequant["bscale_shape"] = [rows, 1]
+    elif how == "transposed":  # packet walks the rows, not the input axis
+        c.mem_shape, c.time, c.packet = [block * 2, block * 4], [block * 4], [block * 2]
+        c.map = "affine_map<(d0, d1) -> (d1, d0)>"
+        c.dequant["bscale_shape"] = [block * 2, 4]
+    else:
+        c.mem_shape, c.time, c.packet = [rows, block * 5], [rows], [block * 4]
+        c.map = "affine_map<(d0, d1) -> (d0, d1 + 2)>"
+        c.dequant["bscale_shape"] = [rows, 5]
+    return "error"
+
+
+@mutation
+def m_dequant_bad_operands(c, r):
+    """a dequant with a wrong format, scale type, tensor scale or input."""
+    fmt = r.choice(["nvfp4", "mxfp4"])
+    block = 16 if fmt == "nvfp4" else 32
+    c.ctx, c.mem_elem, c.consumer, c.mem_layout, c.map = "main", "f4E2M1FN", "commit", None, None
+    c.mem_shape, c.time, c.packet = [4, block * 2], [4], [block * 2]
+    c.stages = []
+    c.dequant = {"format": fmt, "bscale_shape": [4, 2], "bscale_elem": "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU",
+                 "gscale": fmt == "nvfp4"}
+    how = r.choice(["format", "scale_elem", "gscale", "from_stage", "out_elem", "in_elem"])
+    if how == "format":
+        c.dequant["format"] = r.choice(["fp4", "NVFP4", "", "mxfp8"])
+    elif how == "scale_elem":
+        c.dequant["bscale_elem"] = "f8E8M0FNU" if fmt == "nvfp4" else "f8E4M3FN"
+    elif how == "gscale":
+        c.dequant["gscale"] = not c.dequant["gscale"]
+    elif how == "from_stage":
+        c.stages = [["fetch.convert", "f4E2M1FN", None]]
+    elif how == "out_elem":
+        c.dequant["out_elem"] = r.choice(["bf16", "f8E4M3FN"])
+    else:
+        c.mem_elem = "i4"
+    return "error"
+
+
+@mutation
+def m_base_misaligned(c, r):
+    """a base that is not a multiple of 8, negative, or at/above 2^32."""
+    c.base = str(r.choice([1, 4, 6291457, 7, -8, -1, 1 << 32, (1 << 32) + 8, 1 << 63, (1 << 64) + 8]))
+    return "error"
+
+
+@mutation
+def m_out_of_bounds(c, r):
+    """reads past the end of the memref."""
+    c.stages, c.dequant, c.consumer, c.ctx = [], None, "commit", "main"
+    c.mem_elem = r.choice(["i8", "bf16", "f32"])
+    a, p = r.choice([1, 4, 16]), r.choice([4, 8, 16])
+    c.mem_layout = None
+    c.mem_shape, c.time, c.packet = [a, p], [a], [p]
+    c.map = r.choice([f"affine_map<(d0, d1) -> (d0, d1 + {p})>", f"affine_map<(d0, d1) -> (d0 + 1, d1)>",
+                      "affine_map<(d0, d1) -> (d0 - 1, d1)>", f"affine_map<(d0, d1) -> (d0 * 2, d1)>"])
+    if a == 1 and "d0 * 2" in c.map:
+        c.map = "affine_map<(d0, d1) -> (d0 + 1, d1)>"
+    return "error"
+
+
+@mutation
+def m_stage_order(c, r):
+    """adapter stages out of hardware order, or one stage twice."""
+    c.dequant, c.ctx = None, "main"
+    choice = r.choice(["cast_lookup", "double_cast", "double_lookup", "zp_cast", "lookup_after_cast"])
+    if choice == "cast_lookup":
+        c.mem_elem, c.stages = "f8E4M3FN", [["fetch.cast", "f32", None], ["fetch.table_lookup", "bf16", None]]
+    elif choice == "double_cast":
+        c.mem_elem, c.stages = "bf16", [["fetch.cast", "f32", None], ["fetch.cast", "bf16", None]]
+    elif choice == "double_lookup":
+        c.mem_elem, c.stages = "f4E2M1FN", [["fetch.table_lookup", "f8E4M3FN", None],
+                                            ["fetch.table_lookup", "bf16", None]]
+    elif choice == "zp_cast":
+        c.mem_elem, c.stages = "i8", [["fetch.zp_sub", "i9", 0], ["fetch.cast", "i32", None]]
+    else:
+        c.mem_elem, c.stages = "f32", [["fetch.cast", "bf16", None], ["fetch.table_lookup", "f32", None]]
+    c.consumer = "commit"
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_i9_to_commit(c, r):
+    """an i5/i9 stream committed, staged or transposed (contraction only)."""
+    s = r.choice(["i4", "i8"])
+    c.mem_elem, c.stages, c.dequant, c.ctx = s, [["fetch.zp_sub", ZP[s][0], 0]], None, "main"
+    c.consumer = r.choice(["commit", "to_trf", "to_vrf", "transpose", "switch_commit"])
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_stage_changes_shape(c, r):
+    """an adapter stage that changes the context or the shape."""
+    if not c.stages:
+        c.mem_elem, c.stages, c.dequant = "i8", [["fetch.cast", "i32", None]], None
+        _fit_packet(c)
+    how = r.choice(["ctx", "time", "packet"])
+    ctx = "sub" if c.ctx == "main" else "main"
+    if how == "ctx":
+        c.stage_stream[0] = (ctx, c.time, c.packet)
+    elif how == "time":
+        c.stage_stream[0] = (c.ctx, c.time + [1], c.packet)
+    else:
+        c.stage_stream[0] = (c.ctx, c.time, [c.packet[0] * 2] + c.packet[1:])
+    return "error"
+
+
+@mutation
+def m_convert_impossible(c, r):
+    """a fetch.convert with no legal stage chain."""
+    s, d = r.choice([("f32", "f8E4M3FN"), ("i32", "i8"), ("f4E2M1FN", "i8"), ("bf16", "f8E5M2"), ("f4E2M1FN", "bf16"),
+                     ("f8E8M0FNU", "f32"), ("i8", "i9"), ("i4", "i5"), ("f32", "f16"), ("i16", "f32")])
+    c.mem_elem, c.stages, c.dequant, c.ctx, c.consumer = s, [["fetch.convert", d, None]], None, "main", "commit"
+    if d in ("i5", "i9"):
+        c.consumer = "contract"
+    _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_nonlinear_map(c, r):
+    """a map with mod / floordiv / ceildiv / a product of dims / a symbol."""
+    c.dequant, c.stages, c.consumer = None, [], "commit"
+    c.mem_elem, c.ctx, c.mem_layout = "i8", "main", None
+    c.mem_shape, c.time, c.packet = [16, 16], [16], [16]
+    c.map = r.choice(["affine_map<(d0, d1) -> (d0 mod 16, d1)>", "affine_map<(d0, d1) -> (d0 floordiv 2, d1)>",
+                      "affine_map<(d0, d1) -> (d0 ceildiv 2, d1)>", "affine_map<(d0, d1) -> (d0 * d1, d1)>",
+                      "affine_map<(d0, d1)[s0] -> (d0 + s0, d1)>"])
+    return "error"
+
+
+@mutation
+def m_map_arity(c, r):
+    """a map with the wrong number of dims or results, or none when needed."""
+    c.dequant, c.stages, c.consumer, c.mem_elem, c.ctx, c.mem_layout = None, [], "commit", "i8", "main", None
+    c.mem_shape, c.time, c.packet = [16, 16], [16], [16]
+    c.map = r.choice(["affine_map<(d0) -> (d0, d0)>", "affine_map<(d0, d1, d2) -> (d0, d1)>",
+                      "affine_map<(d0, d1) -> (d0)>", "affine_map<(d0, d1) -> (d0, d1, 0)>"])
+    if r.random() < 0.3:
+        c.map, c.time = None, [4, 4]
+    return "error"
+
+
+@mutation
+def m_entry_too_big(c, r):
+    """a dimension > 65536 that cannot be split into two entries."""
+    c.dequant, c.stages, c.consumer, c.mem_elem, c.ctx, c.mem_layout, c.map = None, [], "to_vrf", "i8", "main", None, None
+    n = r.choice([65537, 65539, 2 * 65537, 131071, 65536 * 65537])
+    c.mem_shape, c.time, c.packet = [n, 1], [n], [1]
+    return "error"
+
+
+@mutation
+def m_bad_read_size(c, r):
+    """a pinned read_size that is illegal (0, -1, 3, too big, over a flit)."""
+    c.dequant, c.ctx, c.mem_layout, c.map = None, "main", None, None
+    c.mem_elem, c.stages, c.consumer = "i8", [["fetch.cast", "i32", None]], "commit"
+    c.mem_shape, c.time, c.packet = [16, 32], [16], [32]
+    c.read_size = str(r.choice([0, -1, 3, 16, 32, 64, 1 << 40]))
+    return "error"
+
+
+@mutation
+def m_sub_read_not_8_bytes(c, r):
+    """a sub-context packet that is not a whole number of 8-byte reads."""
+    c.dequant, c.ctx, c.mem_layout, c.map, c.stages, c.consumer = None, "sub", None, None, [], "to_trf"
+    c.mem_elem = r.choice(["i8", "bf16", "f32"])
+    p = {"i8": r.choice([1, 4, 12]), "bf16": r.choice([1, 2, 6]), "f32": r.choice([1, 3])}[c.mem_elem]
+    c.mem_shape, c.time, c.packet = [8, p], [8], [p]
+    return "error"
+
+
+@mutation
+def m_stream_function_arg(c, r):
+    """a stream passed as a function argument."""
+    c.stream_arg = True
+    return "error"
+
+
+@mutation
+def m_dynamic_memref(c, r):
+    """a memref with a dynamic dimension or layout."""
+    c.dequant, c.map = None, None
+    if r.random() < 0.5:
+        c.mem_shape = [None] + list(c.mem_shape[1:])
+    else:
+        c.mem_layout = "strided<[?, 1], offset: ?>"
+        c.mem_shape = list(c.mem_shape[:1]) + list(c.mem_shape[1:]) if len(c.mem_shape) == 2 else [4, 4]
+        c.time, c.packet = [c.mem_shape[0]], [c.mem_shape[1]]
+    return "error"
+
+
+@mutation
+def m_zero_or_negative_dim(c, r):
+    """a stream dimension of 0 or less, or an empty packet shape."""
+    which = r.choice(["time0", "packet0", "packet_empty", "neg"])
+    if which == "time0":
+        c.time = [0] + c.time[1:]
+    elif which == "packet0":
+        c.packet = [0]
+    elif which == "packet_empty":
+        c.packet = []
+    else:
+        c.time = [-4] + c.time[1:]
+    return "error"
+
+
+@mutation
+def m_unknown_context(c, r):
+    """a stream context other than main / sub."""
+    c.ctx = r.choice(["aux", "Main", "sub2", "tensor"])
+    return "error"
+
+
+@mutation
+def m_commit_mismatch(c, r):
+    """a commit into a memref of another size or element type."""
+    if c.consumer != "commit":
+        c.consumer = "commit"
+        if c.stages and c.stages[-1][0] == "fetch.zp_sub":
+            c.stages = []
+    if r.random() < 0.5:
+        c.commit_numel_delta = r.choice([1, -1, 7])
+    else:
+        last = c.stages[-1][1] if c.stages else ("f32" if c.dequant else c.stream_elem or c.mem_elem)
+        c.commit_elem = r.choice([e for e in STORABLE if e != last])
+    return "error"
+
+
+@mutation
+def m_bad_accumulator(c, r):
+    """a contraction accumulating into the wrong type."""
+    c.consumer = "contract"
+    last = c.stages[-1][1] if c.stages else ("f32" if c.dequant else c.stream_elem or c.mem_elem)
+    c.acc_elem = "i32" if last in FLOATS else r.choice(["f32", "i16", "bf16"])
+    return "error"
+
+
+@mutation
+def m_huge_shapes(c, r):
+    """huge memref / stream dimensions (must not hang or allocate)."""
+    n = r.choice([1 << 31, 1 << 32, (1 << 32) * 65536, 1 << 62, 10 ** 30, 65536 * 65536])
+    c.dequant, c.stages, c.consumer, c.mem_layout, c.ctx = None, [], "to_vrf", None, "main"
+    c.mem_elem = "i8"
+    which = r.choice(["time", "packet", "both"])
+    if which == "time":
+        c.mem_shape, c.time, c.packet, c.map = [n, 16], [n], [16], None
+    elif which == "packet":
+        c.mem_shape, c.time, c.packet, c.map = [2, n], [2], [n], None
+    else:
+        c.mem_shape, c.time, c.packet, c.map = [n, n], [n], [n], None
+    return "any"
+
+
+@mutation
+def m_huge_numbers(c, r):
+    """huge integers in properties and maps."""
+    big = r.choice([1 << 64, -(1 << 64), 10 ** 40, (1 << 63) - 1, -(1 << 63)])
+    which = r.choice(["map_const", "map_coeff", "stride", "offset", "read_size", "zp"])
+    c.dequant = None
+    c.time = [max(2, c.time[0])] + c.time[1:]  # a size-1 dim vanishes, whatever its stride
+    if which == "map_const":
+        c.map = "affine_map<(d0, d1) -> (d0, d1 + %d)>" % big
+        c.time, c.packet = c.time[:1], c.packet[:1]
+        c.mem_shape = [c.time[0], c.packet[0]]
+    elif which == "map_coeff":
+        c.map = "affine_map<(d0, d1) -> (d0 * %d, d1)>" % big
+        c.time, c.packet = c.time[:1], c.packet[:1]
+        c.mem_shape = [c.time[0], c.packet[0]]
+    elif which == "stride":
+        c.mem_layout = f"strided<[{big}, 1]>"
+        c.time, c.packet, c.map = c.time[:1], c.packet[:1], None
+        c.mem_shape = [c.time[0], c.packet[0]]
+    elif which == "offset":
+        c.mem_layout = f"strided<[{c.packet[0]}, 1], offset: {big}>"
+        c.time, c.packet, c.map = c.time[:1], c.packet[:1], None
+        c.mem_shape = [c.time[0], c.packet[0]]
+    elif which == "read_size":
+        c.read_size = str(big)
+    else:
+        c.mem_elem, c.stages, c.consumer = "i8", [["fetch.zp_sub", "i9", big]], "contract"
+        c.stream_elem = None
+        _fit_packet(c)
+    return "error"
+
+
+@mutation
+def m_duplicate_line(c, r):
+    """a duplicated op line (SSA redefinition or a second consumer)."""
+    c.raw_prop = None
+    c.__dict__["_text_mutation"] = "dup"
+    return "error"
+
+
+@mutation
+def m_delete_line(c, r):
+    """a deleted op line (undefined SSA value or an unconsumed stream)."""
+    c.__dict__["_text_mutation"] = "del"
+    return "any"
+
+
+@mutation
+def m_unknown_property(c, r):
+    """an unknown or ill-typed property on fetch.fetch."""
+    c.raw_prop = r.choice(["bogus = 1", "base2 = 3 : i32", 'read_size = "x"', "map = 3", 'base = "abc"',
+                           "map = affine_map<(d0) -> (d0)>"])
+    if c.raw_prop.startswith(("read_size", "base ", "base =", "map")):
+        key = c.raw_prop.split(" ")[0]
+        if key == "base":
+            c.base = None
+        if key == "read_size":
+            c.read_size = None
+        if key == "map":
+            c.map = None
+    return "any"
+
+
+def _fit_packet(c: Chain) -> None:
+    """Reshape a mutated chain to a packet its element type can be read in."""
+    bits = BITS.get(c.mem_elem, 8)
+    p = 16 if c.ctx == "main" else max(1, 64 // bits)
+    c.mem_shape, c.time, c.packet, c.map, c.mem_layout = [8, p], [8], [p], None, None
+    c.dequant = None
+
+
+def apply_text_mutation(text: str, how: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    idx = [i for i, ln in enumerate(lines) if ln.startswith("  ") and "func.return" not in ln]
+    if not idx:
+        return text
+    i = rng.choice(idx)
+    if how == "dup":
+        lines.insert(i, lines[i])
+    else:
+        del lines[i]
+    return "\n".join(lines)
+
+
+def mutate_program(rng: random.Random) -> tuple[str, str, str]:
+    """A valid generated module with one chain perturbed.  Returns
+    ``(text, mutation name, expectation)``."""
+    gen = Gen(rng)
+    funcs = gen.module(nfuncs=rng.choice([1, 1, 2]))
+    fi = rng.randrange(len(funcs))
+    ci = rng.randrange(len(funcs[fi][1]))
+    name = rng.choice(sorted(MUTATIONS))
+    chain = funcs[fi][1][ci]
+    expect = MUTATIONS[name](chain, rng)
+    text = render_module(funcs)
+    how = chain.__dict__.pop("_text_mutation", None)
+    if how:
+        text = apply_text_mutation(text, how, rng)
+    return text, name, expect
+
+
+# ===========================================================================
+# Byte / token level MLIR mutation
+# ===========================================================================
+
+_TOKEN_RE = re.compile(
+    r"%[A-Za-z0-9_.$-]+|@[A-Za-z0-9_.$-]+|![A-Za-z0-9_.]+|#[A-Za-z0-9_.]+|\"(?:[^\"\\\n]|\\.)*\""
+    r"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[A-Za-z_][A-Za-z0-9_.$]*|->|//[^\n]*|\S"
+)
+DICTIONARY = [
+    "0", "-1", "1", "7", "8", "-8", "-9", "127", "128", "-129", "65536", "65537", "4294967295", "4294967296",
+    "9223372036854775807", "18446744073709551616", "99999999999999999999999999999999", "1.5", "1e309", "-0",
+    "0x10", "nan", "inf", "true", "i0", "i1", "i4", "i5", "i9", "i64", "i1000000", "f16", "f4E2M1FN", "f8E8M0FNU",
+    "index", "none", "memref<?xi8>", "memref<4x?xf32>", "tensor<4xi8>", "vector<4xi8>", "!fetch.stream<main, [1], [1], i8>",
+    "!fetch.stream<sub, [], [], i8>", "!fetch.stream<main, [0], [0], i8>", "!rngd.trf<i8>", "!fetch.unknown",
+    "fetch.fetch", "fetch.cast", "fetch.table_lookup", "fetch.zp_sub", "fetch.convert", "fetch.dequant",
+    "rngd.commit", "rngd.contract_outer", "rngd.switch", "fetch_seq.program", "fetch_seq.table", "func.func",
+    "func.return", "builtin.module", "\"fetch.fetch\"", "affine_map<(d0) -> (d0 mod 2)>", "affine_map<() -> ()>",
+    "strided<[1], offset: ?>", "loc(unknown)", 'loc("x":1:2)', "{", "}", "(", ")", "<", ">", "[", "]", ",", ":",
+    "=", "->", "%0", "%arg0", "^bb0", "^bb1:", "// -----", "{{", "}}", "\\", "\"\\\"", "dense<1> : tensor<1000000000xi8>",
+    "dense_resource<x> : tensor<4xi8>", "array<i64: 1, 2>", "#fetch.unknown", "@f", "unit", "\"nvfp4\"", "\"mxfp4\"",
+    "\u00e9", "\u202e", "\x00", "\t", "\r\n", "9" * 5000, "i99999999999", "i16777216", "si16777215",
+    "dense<1> : tensor<99999999999xi8>", "!a = tuple<i8, i8>", "#alias x = 1",
+]
+
+
+def _deep(rng: random.Random) -> str:
+    n = rng.choice([50, 500, 5000, 50000])
+    o, cl = rng.choice([("(", ")"), ("[", "]"), ("<", ">"), ("{", "}"), ("memref<", ">"),
+                        ("!fetch.stream<main, [1], [1], ", ">"), ("affine_map<(d0) -> (", "))>"),
+                        ("!rngd.trf<", ">"), ("tuple<", ">"), ("(d0 + ", ")"), ('"test.op"() ({', "}) : () -> ()")])
+    return o * n + (cl * n if rng.random() < 0.5 else "")
+
+
+def mutate_bytes(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    text = data.decode("utf-8", "replace")
+    for _ in range(rng.choice([1, 1, 1, 2, 3, 5])):
+        op = rng.randrange(14)
+        if op == 0 and text:  # bit flips
+            b = bytearray(text.encode())
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(b))
+                b[i] ^= 1 << rng.randrange(8)
+            return bytes(b)
+        if op == 1:  # truncation
+            text = text[: rng.randrange(len(text) + 1)]
+            continue
+        toks = list(_TOKEN_RE.finditer(text))
+        if not toks:
+            text += rng.choice(DICTIONARY)
+            continue
+        t = rng.choice(toks)
+        if op == 2:  # swap two tokens
+            u = rng.choice(toks)
+            a, b = sorted([t, u], key=lambda m: m.start())
+            if a.end() <= b.start():
+                text = text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
+        elif op == 3:  # delete a token
+            text = text[: t.start()] + text[t.end() :]
+        elif op == 4:  # duplicate a token
+            text = text[: t.start()] + t.group() + " " + text[t.start() :]
+        elif op in (5, 6, 7):  # dictionary token
+            text = text[: t.start()] + rng.choice(DICTIONARY) + text[t.end() :]
+        elif op == 8:  # numeric tweak
+            nums = [m for m in toks if re.fullmatch(r"-?\d+", m.group())]
+            if nums:
+                m = rng.choice(nums)
+                v = int(m.group())
+                v = rng.choice([v + 1, v - 1, -v, v * 2, v * 65536, 0, v + 8, (1 << 32) - v, v ^ 1])
+                text = text[: m.start()] + str(v) + text[m.end() :]
+        elif op == 9:  # copy a token elsewhere
+            u = rng.choice(toks)
+            text = text[: u.start()] + t.group() + text[u.start() :]
+        elif op == 10:  # duplicate a line / delete a line
+            lines = text.split("\n")
+            i = rng.randrange(len(lines))
+            if rng.random() < 0.5:
+                lines.insert(i, lines[i])
+            else:
+                del lines[i]
+            text = "\n".join(lines)
+        elif op == 11 and pool:  # splice with another seed
+            other = rng.choice(pool).decode("utf-8", "replace")
+            i, j = rng.randrange(len(text) + 1), rng.randrange(len(other) + 1)
+            text = text[:i] + other[j:]
+        elif op == 12:  # deep nesting
+            i = t.start()
+            text = text[:i] + _deep(rng) + text[i:]
+        else:  # random bytes
+            b = bytearray(text.encode())
+            i = rng.randrange(len(b) + 1)
+            b[i:i] = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 8)))
+            return bytes(b)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def seed_files() -> list[Path]:
+    files: list[Path] = []
+    for d in (REPO / "examples", REPO / "test" / "lit"):
+        if d.is_dir():
+            files += sorted(p for p in d.rglob("*.mlir") if "Output" not in p.parts)
+    return files
+
+
+def mlir_seeds(rng: random.Random) -> list[bytes]:
+    seeds: list[bytes] = []
+    for p in seed_files():
+        try:
+            text = p.read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for chunk in re.split(r"(?m)^// -----.*$", text):
+            if chunk.strip():
+                seeds.append(chunk.encode())
+    gen = Gen(random.Random(rng.random()))
+    for _ in range(40):
+        seeds.append(render_module(gen.module()).encode())
+    return seeds
+
+
+# ===========================================================================
+# seq.bin mutation
+# ===========================================================================
+
+
+def fix_crc(b: bytearray) -> bytearray:
+    if len(b) >= 24:
+        b[20:24] = b"\0\0\0\0"
+        struct.pack_into("<I", b, 20, zlib.crc32(bytes(b)) & 0xFFFFFFFF)
+    return b
+
+
+def fix_size(b: bytearray) -> bytearray:
+    if len(b) >= 20:
+        struct.pack_into("<I", b, 16, len(b) & 0xFFFFFFFF)
+    return b
+
+
+INTERESTING_U32 = [0, 1, 2, 3, 7, 8, 9, 12, 13, 16, 31, 32, 33, 64, 127, 128, 255, 256, 512, 520, 65535, 65536,
+                   65537, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 0x10000000]
+
+
+def mutate_seqbin(data: bytes, rng: random.Random) -> tuple[bytes, str]:
+    b = bytearray(data)
+    n = len(b)
+    if n == 0:
+        return bytes([rng.getrandbits(8)]), "empty"
+    kind = rng.choice(["bitflip", "bitflip_fixed", "truncate", "truncate_fixed", "append", "header",
+                       "section_row", "section_row", "huge_count", "word", "word", "word", "table_head",
+                       "strings", "swap_rows", "section_count", "wrong_crc", "dup_record", "zero_fill",
+                       "extreme_program", "extreme_program"])
+    if kind in ("bitflip", "bitflip_fixed"):
+        for _ in range(rng.randint(1, 8)):
+            i = rng.randrange(n)
+            b[i] ^= 1 << rng.randrange(8)
+        if kind == "bitflip_fixed":
+            fix_crc(b)
+    elif kind in ("truncate", "truncate_fixed"):
+        del b[rng.randrange(n + 1) :]
+        if kind == "truncate_fixed":
+            fix_crc(fix_size(b))
+    elif kind == "append":
+        b += bytes(rng.getrandbits(8) for _ in range(rng.choice([1, 7, 8, 128, 520])))
+        if rng.random() < 0.7:
+            fix_crc(fix_size(b))
+    elif kind == "header" and n >= 32:
+        off = rng.choice([0, 4, 6, 8, 12, 16, 24, 28])
+        if off in (4, 6):
+            struct.pack_into("<H", b, off, rng.choice([0, 1, 2, 0xFFFF]))
+        else:
+            struct.pack_into("<I", b, off, rng.choice(INTERESTING_U32))
+        fix_crc(b)
+    elif kind == "section_row" and n >= 80:
+        row = rng.randrange(3)
+        fld = rng.randrange(4)
+        struct.pack_into("<I", b, 32 + 16 * row + 4 * fld, rng.choice(INTERESTING_U32 + [rng.randrange(n + 16)]))
+        fix_crc(b)
+    elif kind == "huge_count" and n >= 80:
+        row = rng.randrange(3)
+        cnt = rng.choice([0xFFFFFFFF, 0x80000000, 1 << 24, 0x01000001])
+        struct.pack_into("<I", b, 32 + 16 * row + 12, cnt)
+        if rng.random() < 0.5:
+            rec = {1: 520, 2: 128, 3: 1}.get(struct.unpack_from("<I", b, 32 + 16 * row)[0], 1)
+            struct.pack_into("<I", b, 32 + 16 * row + 8, (cnt * rec) & 0xFFFFFFFF)
+        fix_crc(b)
+    elif kind == "word" and n >= 80:
+        # a field of a record: find the PROGRAMS / TABLES sections
+        rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(min(3, (n - 32) // 16))]
+        cands = [(o, s) for k, o, s, c in rows if k in (1, 2) and s >= 4 and o + s <= n]
+        if cands:
+            o, s = rng.choice(cands)
+            at = o + 4 * rng.randrange(s // 4)
+            v = rng.choice(INTERESTING_U32 + [rng.getrandbits(32), struct.unpack_from("<I", b, at)[0] ^ 1,
+                                              (struct.unpack_from("<I", b, at)[0] + rng.choice([1, -1, 8])) & 0xFFFFFFFF])
+            struct.pack_into("<I", b, at, v)
+        fix_crc(b)
+    elif kind == "table_head" and n >= 80:
+        rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
+        t = [(o, s) for k, o, s, c in rows if k == 1 and s >= 8 and o + 8 <= n]
+        if t:
+            o, _ = t[0]
+            b[o + rng.randrange(8)] = rng.choice([0, 1, 2, 7, 8, 9, 10, 11, 12, 13, 255])
+        fix_crc(b)
+    elif kind == "strings" and n >= 80:
+        rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
+        t = [(o, s) for k, o, s, c in rows if k == 3 and s and o + s <= n]
+        if t:
+            o, s = t[0]
+            b[o + rng.randrange(s)] = rng.choice([0, 0xFF, 0xC3, ord("/"), 0x80])
+        fix_crc(b)
+    elif kind == "swap_rows" and n >= 80:
+        r1, r2 = rng.sample(range(3), 2)
+        a, c = bytes(b[32 + 16 * r1 : 48 + 16 * r1]), bytes(b[32 + 16 * r2 : 48 + 16 * r2])
+        b[32 + 16 * r1 : 48 + 16 * r1], b[32 + 16 * r2 : 48 + 16 * r2] = c, a
+        fix_crc(b)
+    elif kind == "section_count" and n >= 32:
+        struct.pack_into("<I", b, 12, rng.choice([0, 1, 2, 4, 5, 100, 0xFFFFFFF, 0xFFFFFFFF]))
+        fix_crc(b)
+    elif kind == "wrong_crc" and n >= 24:
+        struct.pack_into("<I", b, 20, rng.getrandbits(32))
+    elif kind == "dup_record" and n >= 80:
+        rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
+        for r, (k, o, s, c) in enumerate(rows):
+            if k in (1, 2) and s and o + s == n:  # last section: append a copy of a record
+                rec = 520 if k == 1 else 128
+                b += b[o : o + rec]
+                struct.pack_into("<II", b, 32 + 16 * r + 8, s + rec, c + 1)
+                break
+        fix_crc(fix_size(b))
+    elif kind == "extreme_program" and n >= 80:
+        # Rewrite one PROGRAMS record as a self-consistent (reader-valid)
+        # program with extreme loop nests and addresses: the simulator must
+        # refuse or run it without unbounded memory or time.
+        rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
+        progs = [(o, c) for k, o, s, c in rows if k == 2 and c and s == 128 * c and o + s <= n]
+        if progs:
+            o, c = progs[0]
+            at = o + 128 * rng.randrange(c)
+            code, size = rng.choice([(2, 1), (3, 2), (4, 4), (8, 1), (10, 2), (11, 4), (12, 1)])
+            ne = rng.randint(1, 8)
+            limits = [rng.choice([1, 2, 3, 255, 4096, 65535, 65536]) for _ in range(ne)]
+            strides = [rng.choice([0, 0, 1, -1, 2, 65536, -65536, 0x7FFFFFFF, -0x80000000]) for _ in range(ne)]
+            base = rng.choice([0, 8, 1 << 20, 0xFFFFFFF8, 0xFFFFFFFF, rng.getrandbits(32)])
+            words = [0, struct.unpack_from("<I", b, at + 4)[0], code, code, base, 1, size, ne]
+            words += limits + [0] * (8 - ne)
+            words += [v & 0xFFFFFFFF for v in strides] + [0] * (8 - ne)
+            words += [0, 0xFFFFFFFF, 0xFFFFFFFF, 0, 0, 0, 1, 1]
+            struct.pack_into("<32I", b, at, *words)
+        fix_crc(b)
+    elif kind == "zero_fill":
+        i = rng.randrange(n + 1)
+        j = min(n, i + rng.choice([1, 4, 16, 128]))
+        b[i:j] = bytes(j - i)
+        if rng.random() < 0.7:
+            fix_crc(b)
+    return bytes(b), kind
+
+
+# ===========================================================================
+# Driver
+# ===========================================================================
+
+
+def sim_available() -> bool:
+    import importlib.util  # noqa: PLC0415
+
+    try:
+        return importlib.util.find_spec("fetchc.sim") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@dataclass
+class Stats:
+    target: str
+    inputs: int = 0
+    runs: int = 0
+    exits: Counter = field(default_factory=Counter)
+    failures: Counter = field(default_factory=Counter)
+    max_elapsed: float = 0.0
+    saved: int = 0
+    mutations: Counter = field(default_factory=Counter)
+    notes: Counter = field(default_factory=Counter)
+    tool_exits: Counter = field(default_factory=Counter)
+
+    def summary(self, seconds: float) -> str:
+        ex = " ".join(f"exit{k}={v}" for k, v in sorted(self.exits.items(), key=lambda kv: str(kv[0])))
+        crashes = sum(self.failures.values())
+        fails = ", ".join(f"{k}={v}" for k, v in sorted(self.failures.items())) or "none"
+        return (f"fuzz target={self.target} time={seconds:.0f}s inputs={self.inputs} runs={self.runs} {ex} "
+                f"crashes={crashes} ({fails}) max_run={self.max_elapsed:.2f}s")
+
+
+class Fuzzer:
+    def __init__(self, args):
+        self.args = args
+        self.rng = random.Random(args.seed)
+        self.worker = Worker(mem_mb=args.mem_mb)
+        self.corpus_out = Path(args.corpus_out) if args.corpus_out else None
+        self.seen_signatures: set[str] = set()
+        self.have_sim = sim_available()
+
+    # -- plumbing ----------------------------------------------------------
+
+    def run(self, argv: list[str], files: dict[str, bytes], stdin: bytes = b"") -> dict:
+        res = self.worker.run({"argv": argv, "files": files, "stdin": stdin, "timeout": self.args.timeout})
+        return res
+
+    def record(self, stats: Stats, res: dict, verdict: Verdict, name: str, data: bytes, meta: dict) -> None:
+        stats.runs += 1
+        rc = res["rc"] if res["rc"] is not None else "none"
+        stats.exits[rc] += 1
+        stats.tool_exits[f"{meta.get('tool', '?')}:exit{rc}"] += 1
+        stats.max_elapsed = max(stats.max_elapsed, res["elapsed"])
+        if res["elapsed"] > self.args.slow:
+            stats.notes["slow"] += 1
+        if not verdict.ok:
+            stats.failures[f"{meta.get('tool', '?')}/{verdict.kind}"] += 1
+            self.save(stats, "fail", name, data, {**meta, "verdict": verdict.kind, "detail": verdict.detail[:2000],
+                                                  "stderr": res["stderr"][:2000]})
+            if self.args.verbose or stats.failures[verdict.kind] <= 3:
+                print(f"  FAIL [{verdict.kind}] {meta.get('mutation', '')} {verdict.detail[:300]}", flush=True)
+        elif self.corpus_out is not None:
+            sig = self.signature(res)
+            if sig not in self.seen_signatures:
+                self.seen_signatures.add(sig)
+                self.save(stats, "new", name, data, {**meta, "signature": sig, "exit": res["rc"],
+                                                     "stderr": res["stderr"][:1000]})
+
+    @staticmethod
+    def signature(res: dict) -> str:
+        err = res["stderr"]
+        m = re.search(r"error: (.*)", err)
+        msg = m.group(1) if m else ""
+        msg = re.sub(r"'[^']*'|\"[^\"]*\"|\d+|%\w+|<[^>]*>", "_", msg)[:80]
+        return f"{res['rc']}:{msg}"
+
+    def save(self, stats: Stats, kind: str, name: str, data: bytes, meta: dict) -> None:
+        if self.corpus_out is None or (kind == "new" and stats.saved >= self.args.max_saved):
+            return
+        d = self.corpus_out / stats.target / kind
+        d.mkdir(parents=True, exist_ok=True)
+        h = hashlib.sha1(data).hexdigest()[:12]
+        ext = Path(name).suffix
+        (d / f"{h}{ext}").write_bytes(data)
+        (d / f"{h}{ext}.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+        stats.saved += 1
+
+    def compile_job(self, text: bytes, *, extra: list[str] | None = None, stdin: bool = False, emit: str = "bin"):
+        extra = extra or []
+        files = {"out.bin": SENTINEL}
+        if stdin:
+            return self.run(["-", "-o", "out.bin", f"--emit={emit}", *extra], files, stdin=text)
+        files["in.mlir"] = text
+        return self.run(["in.mlir", "-o", "out.bin", f"--emit={emit}", *extra], files)
+
+    # -- targets -----------------------------------------------------------
+
+    def t_mlir_bytes(self, stats: Stats, deadline: float) -> None:
+        rng = self.rng
+        pool = mlir_seeds(rng)
+        stats.notes["seeds"] = len(pool)
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            data = mutate_bytes(rng.choice(pool), rng, pool)
+            if len(data) > 200_000:
+                data = data[:200_000]
+            stats.inputs += 1
+            mode = rng.random()
+            extra, emit, stdin, located = [], "bin", False, True
+            if mode < 0.1:
+                stdin = True
+            elif mode < 0.2:
+                emit = "mlir"
+            elif mode < 0.27:
+                extra, emit = ["--split-input-file"], "mlir"
+            elif mode < 0.32:
+                extra, located = ["--verify-diagnostics"], False
+            res = self.compile_job(data, extra=extra, stdin=stdin, emit=emit)
+            out_name = None if "--verify-diagnostics" in extra else "out.bin"
+            v = judge(res, tool="compile", out_name=out_name, emit=emit, located=located)
+            if extra == ["--verify-diagnostics"] and v.ok and res["rc"] == 0:
+                pass
+            self.record(stats, res, v, "x.mlir", data, {"tool": "compile", "argv": extra + [f"--emit={emit}"],
+                                                        "stdin": stdin})
+            if v.ok and res["rc"] == 0 and len(pool) < 2000 and rng.random() < 0.1:
+                pool.append(data)  # keep inputs that still compile: they reach deeper
+
+    def t_mlir_mutate(self, stats: Stats, deadline: float) -> None:
+        rng = self.rng
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            text, name, expect = mutate_program(rng)
+            stats.inputs += 1
+            stats.mutations[name] += 1
+            data = text.encode()
+            res = self.compile_job(data)
+            v = judge(res, tool="compile", out_name="out.bin", expect_error=(expect == "error"))
+            self.record(stats, res, v, "x.mlir", data, {"tool": "compile", "mutation": name, "expect": expect})
+
+    def t_pipeline(self, stats: Stats, deadline: float) -> None:
+        rng = self.rng
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            gen = Gen(rng, big=rng.random() < 0.3)
+            funcs = gen.module()
+            text = render_module(funcs).encode()
+            nprog = sum(len(ch) + sum(1 for c in ch if c.dequant) for _, ch in funcs)
+            stats.inputs += 1
+            res = self.compile_job(text)
+            v = judge(res, tool="compile", out_name="out.bin")
+            if v.ok and res["rc"] == 0:
+                sb = read(res["files"]["out.bin"])
+                names = [p.name for p in sb.programs]
+                want = [f"{f}/{i}" for f, ch in funcs for i in range(len(ch) + sum(1 for c in ch if c.dequant))]
+                if len(sb.programs) != nprog or names != want:
+                    v = Verdict(False, "lost", f"{len(sb.programs)} programs {names[:8]} for {nprog} fetches {want[:8]}")
+                stats.notes["compiled"] += 1
+            self.record(stats, res, v, "x.mlir", text, {"tool": "compile", "programs": nprog})
+            if not (v.ok and res["rc"] == 0):
+                stats.notes["rejected"] += 1
+                continue
+            binary = res["files"]["out.bin"]
+            # nothing lost through the printer: custom and generic IR re-parse
+            # and compile to the same bytes.
+            for generic in ([False, True] if rng.random() < 0.5 else [rng.random() < 0.5]):
+                extra = ["--print-op-generic"] if generic else []
+                r2 = self.compile_job(text, emit="mlir", extra=extra)
+                v2 = judge(r2, tool="compile", out_name="out.bin", emit="mlir")
+                if v2.ok and r2["rc"] != 0:
+                    v2 = Verdict(False, "roundtrip", "--emit=mlir failed where --emit=bin succeeded: "
+                                 + r2["stderr"][:300])
+                self.record(stats, r2, v2, "x.mlir", text, {"tool": "compile", "argv": ["--emit=mlir", *extra]})
+                if not v2.ok:
+                    continue
+                ir = r2["files"]["out.bin"]
+                r3 = self.compile_job(ir)
+                v3 = judge(r3, tool="compile", out_name="out.bin")
+                if v3.ok and (r3["rc"] != 0 or r3["files"].get("out.bin") != binary):
+                    v3 = Verdict(False, "roundtrip", "the printed IR does not compile to the same seq.bin: "
+                                 + r3["stderr"][:300])
+                self.record(stats, r3, v3, "x.mlir", ir, {"tool": "compile", "from": "emit-mlir"})
+
+    def seqbin_seeds(self, stats: Stats) -> list[bytes]:
+        seeds = []
+        rng = random.Random(self.rng.random())
+        tries = 0
+        while len(seeds) < 40 and tries < 400:
+            tries += 1
+            gen = Gen(rng, small=True)
+            funcs = [(f"k{i}", [gen.chain() for _ in range(rng.choice([1, 2, 3]))]) for i in range(rng.choice([1, 2]))]
+            for _, chains in funcs:
+                for c in chains:  # inside the simulator's 1 MiB DM image
+                    c.base = str(8 * rng.randint(0, 1 << 14))
+                    if c.dequant:
+                        c.dequant["scale_base"] = 8 * rng.randint(0, 1 << 14)
+            res = self.compile_job(render_module(funcs).encode())
+            if res["rc"] == 0 and res["files"].get("out.bin", SENTINEL) != SENTINEL:
+                seeds.append(res["files"]["out.bin"])
+        for p in sorted((REPO / "test").rglob("*.bin")):
+            if "Output" in p.parts or p.stat().st_size > 1 << 20:
+                continue
+            seeds.append(p.read_bytes())
+        return seeds
+
+    def t_seqbin(self, stats: Stats, deadline: float) -> None:
+        rng = self.rng
+        pool = self.seqbin_seeds(stats)
+        stats.notes["seeds"] = len(pool)
+        if not pool:
+            print("  no seq.bin seeds could be compiled; is the compiler working?", flush=True)
+            return
+        if not self.have_sim:
+            stats.notes["sim-absent"] = 1
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            data, kind = mutate_seqbin(rng.choice(pool), rng)
+            if rng.random() < 0.2:
+                data, kind2 = mutate_seqbin(data, rng)
+                kind += "+" + kind2
+            stats.inputs += 1
+            stats.mutations[kind.split("+")[0]] += 1
+            argv = ["dis", "in.bin"] if rng.random() < 0.6 else ["dis", "--json", "in.bin"]
+            res = self.run(argv, {"in.bin": data})
+            v = judge(res, tool="dis", mlir_input=False)
+            if v.ok and "--json" in argv and res["rc"] == 0:
+                try:
+                    json.loads(res["stdout"])
+                except ValueError as e:
+                    v = Verdict(False, "bad-output", f"dis --json printed invalid JSON: {e}")
+            self.record(stats, res, v, "x.bin", data, {"tool": "dis", "argv": argv[:-1], "mutation": kind})
+            dis_ok = res["rc"] == 0
+            if dis_ok and len(pool) < 500 and rng.random() < 0.2:
+                pool.append(data)
+            if self.have_sim and (dis_ok or rng.random() < 0.3):
+                files = {"in.bin": data, "out.npz": SENTINEL}
+                sargv = ["sim", "in.bin", "--dm", "@DM", "-o", "out.npz"]
+                res = self.run(sargv, files)
+                v = judge(res, tool="sim", out_name="out.npz", mlir_input=False)
+                if v.ok and res["rc"] == 0 and not dis_ok:
+                    v = Verdict(False, "inconsistent", "fetchc sim accepted a file fetchc dis rejects")
+                self.record(stats, res, v, "x.bin", data, {"tool": "sim", "mutation": kind})
+
+    # -- main --------------------------------------------------------------
+
+    def run_target(self, target: str, seconds: float) -> Stats:
+        stats = Stats(target)
+        t0 = time.monotonic()
+        deadline = t0 + seconds
+        print(f"fuzzing {target} for {seconds:.0f}s (seed {self.args.seed})", flush=True)
+        fn = getattr(self, "t_" + target.replace("-", "_"))
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            try:
+                fn(stats, deadline)
+            except KeyboardInterrupt:
+                print("  interrupted", flush=True)
+                break
+            except Exception:  # noqa: BLE001 - a harness bug must not end the run
+                import traceback  # noqa: PLC0415
+
+                stats.notes["harness-errors"] += 1
+                print("  harness error (not a fetchc failure):\n" + traceback.format_exc(), flush=True)
+                if stats.notes["harness-errors"] > 20:
+                    break
+        stats.notes["worker-restarts"] = self.worker.restarts
+        if stats.mutations and self.args.verbose:
+            print("  mutations: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.mutations.items())))
+        if stats.notes:
+            print("  notes: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.notes.items())), flush=True)
+        if len({k.split(":")[0] for k in stats.tool_exits}) > 1:
+            print("  by tool: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.tool_exits.items())), flush=True)
+        print(stats.summary(time.monotonic() - t0), flush=True)
+        return stats
+
+
+def replay(args) -> int:
+    """Run one file through the worker and print the verdict."""
+    data = Path(args.replay).read_bytes()
+    w = Worker(mem_mb=args.mem_mb)
+    try:
+        if args.tool == "compile":
+            res = w.run({"argv": ["in.mlir", "-o", "out.bin", *args.extra], "files": {"in.mlir": data, "out.bin": SENTINEL},
+                         "timeout": args.timeout})
+            v = judge(res, tool="compile", out_name="out.bin", emit=next(
+                (a.split("=", 1)[1] for a in args.extra if a.startswith("--emit=")), "bin"))
+        elif args.tool == "dis":
+            res = w.run({"argv": ["dis", *args.extra, "in.bin"], "files": {"in.bin": data}, "timeout": args.timeout})
+            v = judge(res, tool="dis", mlir_input=False)
+        else:
+            res = w.run({"argv": ["sim", "in.bin", "--dm", "@DM", "-o", "out.npz", *args.extra],
+                         "files": {"in.bin": data, "out.npz": SENTINEL}, "timeout": args.timeout})
+            v = judge(res, tool="sim", out_name="out.npz", mlir_input=False)
+    finally:
+        w.stop()
+    print(f"exit {res['rc']} in {res['elapsed']:.2f}s; verdict: {v.kind} {v.detail}")
+    sys.stdout.write(res["stderr"])
+    if res.get("escaped"):
+        print(res["escaped"])
+    return 0 if v.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tools/fuzz.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--target", choices=TARGETS + ("all",), default="all")
+    p.add_argument("--seconds", type=float, default=60.0, help="time budget per target (default 60)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--corpus-out", help="save failing and novel inputs under DIR/<target>/{fail,new}/")
+    p.add_argument("--max-inputs", type=int, default=10**9, help="stop a target after this many inputs")
+    p.add_argument("--max-saved", type=int, default=300, help="save at most this many inputs per target")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per run before it counts as a hang")
+    p.add_argument("--mem-mb", type=int, default=2048, help="RLIMIT_AS of the worker in MiB (0: none)")
+    p.add_argument("--slow", type=float, default=2.0, help="count runs slower than this (seconds) as 'slow'")
+    p.add_argument("--verbose", "-v", action="store_true")
+    p.add_argument("--list-mutations", action="store_true", help="list the mlir-mutate mutations and exit")
+    p.add_argument("--replay", metavar="FILE", help="run FILE through the oracle once and print the verdict")
+    p.add_argument("--tool", choices=("compile", "dis", "sim"), default="compile", help="with --replay")
+    p.add_argument("--extra", action="append", default=[], help="with --replay: extra fetchc argument (repeatable)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker_main(args.mem_mb)
+        return 0
+    if args.list_mutations:
+        for name, fn in sorted(MUTATIONS.items()):
+            print(f"{name:26} {(fn.__doc__ or '').strip()}")
+        return 0
+    if args.replay:
+        return replay(args)
+    sys.path.insert(0, str(REPO))
+    fz = Fuzzer(args)
+    targets = TARGETS if args.target == "all" else (args.target,)
+    results = []
+    try:
+        for t in targets:
+            results.append(fz.run_target(t, args.seconds))
+    finally:
+        fz.worker.stop()
+    if len(results) > 1:
+        for s in results:
+            print(s.summary(args.seconds))
+    return 1 if any(s.failures for s in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -214,12 +214,30 @@ def _call_with_deep_stack(fn, *args):
             worker.start()
         finally:
             threading.stack_size(old_stack)
-        worker.join()
+        try:
+            worker.join()
+        except BaseException:
+            # The caller was interrupted (Ctrl-C, a signal handler raising,
+            # an in-process timeout): stop the work too instead of leaving
+            # it running on its own.
+            _interrupt_thread(worker)
+            raise
     finally:
         sys.setrecursionlimit(old_limit)
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]
+
+
+def _interrupt_thread(worker, wait: float = 5.0) -> None:
+    """Raise ``KeyboardInterrupt`` inside ``worker`` (at its next bytecode)
+    and give it ``wait`` seconds to unwind (its ``finally`` blocks remove
+    temporary files)."""
+    import ctypes
+
+    if worker.ident is not None and worker.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(KeyboardInterrupt))
+        worker.join(wait)
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -471,6 +471,9 @@ def parse_module(
                 )
         loc = _span_loc(err.span, text, filename, index)
         msg = err.msg
+        if "{first_char}" in msg:  # an xDSL message that forgot its f-string
+            first = text[err.span.start : err.span.start + 1] or "the sigil"
+            msg = msg.replace("{first_char}", f"'{first}'")
         if msg.startswith("End of file reached before closing string literal"):
             msg, at = _string_literal_problem(text, err.span.start, msg)
             if at is not None:

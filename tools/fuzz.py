@@ -345,15 +345,22 @@ SENTINEL = b"fetchc-fuzz: existing output, must survive a failing compile\n"
 _CARET = re.compile(r"^\s*\^\s*$")
 
 
+_HEADER = re.compile(r"^(?:.*?: )?(?:error|warning|note|remark): ")
+
+
 def _without_snippets(err: str) -> str:
-    """stderr without the echoed source lines (each is followed by a caret
-    line): the input may itself contain 'internal error' or 'Traceback'."""
+    """stderr without the echoed source lines (a diagnostic line, then the
+    source line, then a caret line): the input may itself contain 'internal
+    error' or 'Traceback', or look like a caret."""
     lines = err.splitlines()
     keep = []
-    for i, line in enumerate(lines):
-        if _CARET.match(line) or (i + 1 < len(lines) and _CARET.match(lines[i + 1])):
-            continue
-        keep.append(line)
+    i = 0
+    while i < len(lines):
+        keep.append(lines[i])
+        if _HEADER.match(lines[i]) and i + 2 < len(lines) and _CARET.match(lines[i + 2]):
+            i += 3
+        else:
+            i += 1
     return "\n".join(keep) + ("\n" if keep else "")
 
 
@@ -1318,7 +1325,7 @@ def mutate_bytes(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
         elif op in (5, 6, 7):  # dictionary token
             text = text[: t.start()] + rng.choice(DICTIONARY) + text[t.end() :]
         elif op == 8:  # numeric tweak
-            nums = [m for m in toks if re.fullmatch(r"-?\d+", m.group())]
+            nums = [m for m in toks if re.fullmatch(r"-?\d{1,40}", m.group())]
             if nums:
                 m = rng.choice(nums)
                 v = int(m.group())

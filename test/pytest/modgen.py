@@ -1,7 +1,8 @@
 """Hypothesis strategies for random **valid** fetchc modules.
 
 :func:`modules` draws a :class:`GenModule`: the MLIR text of one function
-``@k`` with one to three Fetch Unit chains.  The generator is valid by
+``@k0`` (sometimes two, ``@k0`` and ``@k1``) with one to three Fetch Unit
+chains each.  The generator is valid by
 construction for the rules it knows (hardware.md §2-4, ir.md §3); the caller
 still filters with ``fetchc.diagnostics.verify_module`` (the rare rejects are
 combinations the generator does not model exactly: more than 8 sequencer
@@ -30,7 +31,8 @@ Each chain is
   reads fit the fixed 8-byte read;
 * **consumers**: optional ``rngd.switch`` / ``rngd.collect`` /
   ``rngd.transpose`` then ``rngd.commit`` to an output memref, or
-  ``rngd.to_trf`` / ``rngd.to_vrf`` returned from the function.  An ``i5`` /
+  ``rngd.to_trf`` / ``rngd.to_vrf`` returned from the function; a committed
+  tensor is sometimes fetched again later (it then has a DM address too).  An ``i5`` /
   ``i9`` stream (zero point) goes through optional switch / collect into
   ``rngd.contract_outer`` with TRF weights fetched by another chain, and the
   ``i32`` accumulator is committed.
@@ -57,15 +59,16 @@ ZERO_POINTS = {"i4": (-8, 7), "i8": (-128, 127)}
 BLOCK = {"nvfp4": 16, "mxfp4": 32}
 SCALE_TYPE = {"nvfp4": "f8E4M3FN", "mxfp4": "f8E8M0FNU"}
 MAX_ELEMS = 2048
+MAX_STREAM = 1 << 19
 
 
 @dataclass
 class GenModule:
-    """A generated module: ``text`` (MLIR), the function name ``fn``, and a
-    one-line ``summary`` per chain."""
+    """A generated module: ``text`` (MLIR), its function names ``fns``, and
+    a one-line ``summary`` per chain."""
 
     text: str
-    fn: str = "k"
+    fns: list[str] = field(default_factory=lambda: ["k0"])
     summary: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:  # hypothesis prints this for a failing example
@@ -125,8 +128,9 @@ def row_major(shape) -> list[int]:
 
 
 class Builder:
-    def __init__(self, draw):
+    def __init__(self, draw, name: str):
         self.draw = draw
+        self.name = name
         self.args: list[str] = []
         self.body: list[str] = []
         self.results: list[tuple[str, str]] = []
@@ -160,7 +164,7 @@ class Builder:
         ret = "  func.return"
         if self.results:
             ret += " " + ", ".join(v for v, _ in self.results) + " : " + ", ".join(t for _, t in self.results)
-        return "func.func @k(" + ", ".join(self.args) + ")" + res + " {\n" + "\n".join(self.body) + "\n" + ret + "\n}\n"
+        return f"func.func @{self.name}(" + ", ".join(self.args) + ")" + res + " {\n" + "\n".join(self.body) + "\n" + ret + "\n}\n"
 
 
 # --------------------------------------------------------------------------
@@ -288,6 +292,13 @@ def access(draw, elem: str, ctx: str, block: int | None = None, cast_bytes: int 
         size = draw(st.sampled_from([1, 2, 3, 3, 70000 if not big else 3]))  # stride-0 entries, one over 65536
         pieces.insert(pos, (0, size, 0))
 
+    # Bound the stream (the reference, interpreter and simulator materialise
+    # it): shrink broadcast dims first.
+    while math.prod(s for _, s, _ in pieces + packet_pieces) > MAX_STREAM:
+        j = max(range(len(pieces)), key=lambda i: pieces[i][1] if pieces[i][2] == 0 else 0, default=None)
+        if j is None or pieces[j][2] != 0 or pieces[j][1] == 1:
+            break
+        pieces[j] = (0, 1, 0)
     dims = pieces + packet_pieces
     nd = len(dims)
     coeffs = [[0] * nd for _ in range(rank)]
@@ -500,8 +511,20 @@ def consume(draw, b: Builder, v: str, ctx: str, time, packet, elem: str, allow_t
     how = draw(st.sampled_from(["commit", "commit", "commit", "trf", "vrf"]))
     if how == "commit":
         shape = draw(st.sampled_from([list(time) + list(packet), [n]]))
-        out = b.arg("o", memref(shape, elem))
-        b.emit(f"rngd.commit {v}, {out} : {t}, {memref(shape, elem)}")
+        mt = memref(shape, elem)
+        out = b.arg("o", mt)
+        b.emit(f"rngd.commit {v}, {out} : {t}, {mt}")
+        if BITS.get(elem, 0) >= 8 and draw(st.integers(0, 5)) == 0:
+            # Fetch the committed tensor again (the hardware runs the programs
+            # in order: this one reads what the commit wrote).
+            base = b.place(n * BITS[elem] // 8)
+            rt = stream("main", shape[:-1], shape[-1:], elem)
+            w = b.val("s")
+            b.emit(f"{w} = fetch.fetch {out} {{base = {base} : i64}} : {mt} -> {rt}")
+            r = b.val("vrf")
+            b.emit(f"{r} = rngd.to_vrf {w} : {rt} -> !rngd.vrf<{elem}>")
+            b.results.append((r, f"!rngd.vrf<{elem}>"))
+            b.summary.append(f"refetch of the committed {mt}")
     else:
         rt = f"!rngd.{how}<{elem}>"
         w = b.val(how)
@@ -511,8 +534,14 @@ def consume(draw, b: Builder, v: str, ctx: str, time, packet, elem: str, allow_t
 
 @st.composite
 def modules(draw, max_chains: int = 3) -> GenModule:
-    """A random valid module (see the module docstring)."""
-    b = Builder(draw)
-    for _ in range(draw(st.integers(1, max_chains))):
-        draw(chain(b))
-    return GenModule(b.text(), "k", b.summary)
+    """A random valid module (see the module docstring): usually one
+    function, sometimes two (program names and tables are per module)."""
+    texts, fns, summary = [], [], []
+    for i in range(draw(st.sampled_from([1, 1, 1, 2]))):
+        b = Builder(draw, f"k{i}")
+        for _ in range(draw(st.integers(1, max_chains))):
+            draw(chain(b))
+        texts.append(b.text())
+        fns.append(b.name)
+        summary += [f"@{b.name}: {x}" for x in b.summary]
+    return GenModule("\n".join(texts), fns, summary)

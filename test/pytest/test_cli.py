@@ -263,3 +263,37 @@ def test_dis_of_a_compiled_file_exits_0(tmp_path, capsys):
     assert main([str(_write(tmp_path / "decode.mlir", DECODE)), "-o", str(out)]) == 0
     assert main(["dis", str(out)]) == 0
     assert 'program 0: "decode/0"' in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs POSIX interval timers")
+def test_an_interrupted_compile_stops_its_worker(tmp_path):
+    """main() runs the command on a big-stack worker thread; when the caller is
+    interrupted (here an in-process timeout raising from a signal handler) the
+    worker is stopped too, nothing is written and the recursion limit is back."""
+    import signal
+    import threading
+    import time
+
+    class Timeout(BaseException):
+        pass
+
+    def on_alarm(signum, frame):
+        raise Timeout()
+
+    src = _write(tmp_path / "deep.mlir", "builtin.module {" * 3000 + "}" * 3000)
+    out = tmp_path / "out.mlir"
+    limit = sys.getrecursionlimit()
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(Timeout):
+            main([str(src), "--emit=mlir", "-o", str(out)])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    deadline = time.monotonic() + 10
+    while any(t.name == "fetchc" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.name == "fetchc" for t in threading.enumerate())
+    assert sys.getrecursionlimit() == limit
+    assert not out.exists()

@@ -102,12 +102,16 @@ def _sim_available() -> bool:
 
 
 def _without_snippets(err: str) -> str:
+    """stderr without the echoed source line + caret after each diagnostic
+    (a corpus input may itself contain 'internal error')."""
     lines = err.splitlines()
     caret = re.compile(r"^\s*\^\s*$")
-    return "\n".join(
-        ln for i, ln in enumerate(lines)
-        if not caret.match(ln) and not (i + 1 < len(lines) and caret.match(lines[i + 1]))
-    )
+    header = re.compile(r"^(?:.*?: )?(?:error|warning|note|remark): ")
+    keep, i = [], 0
+    while i < len(lines):
+        keep.append(lines[i])
+        i += 3 if header.match(lines[i]) and i + 2 < len(lines) and caret.match(lines[i + 2]) else 1
+    return "\n".join(keep)
 
 
 def test_manifest_lists_every_corpus_file():

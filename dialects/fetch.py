@@ -989,11 +989,22 @@ class DequantOp(IRDLOperation):
         "(`,` type($gscale)^)? `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, bscale: SSAValue, gscale: SSAValue | None, fmt: str, result_type: Attribute):
+    def __init__(
+        self,
+        input: SSAValue,
+        bscale: SSAValue,
+        gscale: SSAValue | None,
+        fmt: str,
+        result_type: Attribute,
+        scale_base: int | None = None,
+    ):
+        props: dict[str, Attribute] = {"format": StringAttr(fmt)}
+        if scale_base is not None:
+            props["scale_base"] = IntegerAttr(scale_base, i64)
         super().__init__(
             operands=[input, bscale, [gscale] if gscale is not None else []],
             result_types=[result_type],
-            properties={"format": StringAttr(fmt)},
+            properties=props,
         )
 
     def verify_(self) -> None:
@@ -1036,11 +1047,28 @@ class DequantOp(IRDLOperation):
                 [(prev, "the codes are produced here")] if isinstance(prev, Operation) else [],
             )
 
+        def scale_shape() -> None:
+            codes = self.input.owner
+            assert isinstance(codes, FetchOp)
+            block = DEQUANT_FORMATS[fmt]["block"]
+            cshape = list(codes.memref.get_shape())
+            want = cshape[:-1] + [cshape[-1] // block] if cshape else []
+            if not cshape or cshape[-1] % block or list(bs.get_shape()) != want:
+                shown = "x".join(map(str, want)) if cshape and not cshape[-1] % block else "(rows, cols / block)"
+                raise OpError(
+                    f"{fmt} has one block scale per {block} codes along the input axis (the memref's last "
+                    f"index): for codes memref<{'x'.join(map(str, cshape))}> the scale memref must be "
+                    f"{shown}, not {'x'.join(map(str, bs.get_shape()))}"
+                    + (f"; {cshape[-1]} inputs are not a whole number of blocks" if cshape and cshape[-1] % block else ""),
+                    [(codes, "the codes are fetched here")],
+                )
+
         run_checks([
             lambda: check_stream_operands(self),
             formats,
             main_only,
             order,
+            scale_shape,
             lambda: check_linear_uses(self),
             lambda: check_same_shape(self, src, dst),
         ])

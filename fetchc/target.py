@@ -300,11 +300,26 @@ _ROUTES: dict[tuple[str, str], str] = {
 }
 
 
+def offers(src: ElementType) -> str:
+    """What the adapter converts ``src`` to, for diagnostics: e.g. ``"from
+    f32 the Fetch Adapter offers bf16 (type cast)"``."""
+    outs = []
+    for t in ELEMENT_TYPES:
+        chain = _chain(src, t) if t != src and not t.in_flight_only else None
+        if chain:
+            outs.append(f"{t.name} ({' + '.join('type cast' if k == CAST else 'table lookup' for k, _ in chain)})")
+    if not outs:
+        return f"the Fetch Adapter has no stage that reads {src.name}"
+    return f"from {src.name} the Fetch Adapter offers " + ", ".join(outs)
+
+
 def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType) -> list[tuple[str, ElementType]]:
     """The adapter stages that convert ``src`` to ``dst``, in hardware order:
     a list of ``(TABLE_LOOKUP | CAST, output type)``; ``[]`` for identity.
 
-    Raises :class:`NoConversionError` when the adapter has no such chain.
+    Raises :class:`NoConversionError` when the adapter has no such chain; its
+    message says what the adapter offers from ``src`` (:func:`offers`) and,
+    where one exists, the route through later engines.
     Spec: ir.md §4 (``fetch-legalize-convert``), hardware.md §2.1-2.2."""
     s = src if isinstance(src, ElementType) else element_type(src)
     d = dst if isinstance(dst, ElementType) else element_type(dst)
@@ -314,7 +329,7 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
     if s is None or s.in_flight_only:
         raise NoConversionError(f"{sname} is not a type the Fetch Adapter reads; it reads {hw}")
     if d is None:
-        raise NoConversionError(f"{dname} is not a Fetch Adapter type; it produces {hw}, i5, i9")
+        raise NoConversionError(f"{dname} is not a Fetch Adapter type; {offers(s)}")
     if d.in_flight_only:
         raise NoConversionError(
             f"fetch.convert never produces {dname}: the zero-point stage is the only way, "
@@ -323,15 +338,7 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
     chain = _chain(s, d)
     if chain is not None:
         return chain
-    offers = [t for t in ELEMENT_TYPES if t != s and not t.in_flight_only and _chain(s, t)]
-    what = (
-        "from " + sname + " it offers " + ", ".join(
-            f"{t.name} ({' + '.join(k.replace('_', ' ') for k, _ in _chain(s, t) or [])})" for t in offers
-        )
-        if offers
-        else f"it has no stage that reads {sname}"
-    )
-    msg = f"the Fetch Adapter cannot convert {sname} to {dname}: {what}"
+    msg = f"the Fetch Adapter cannot convert {sname} to {dname}: {offers(s)}"
     route = _ROUTES.get((sname, dname))
     if route:
         msg += f"; instead, {route}"

@@ -48,23 +48,6 @@ def _stages_after(op: Operation) -> list[Operation]:
     return out
 
 
-def _offers(src: target.ElementType) -> str:
-    """``"from bf16 the Fetch Adapter offers f32 (type cast)"``: every legal
-    conversion target of ``src`` with its stage chain."""
-    outs = []
-    for t in target.ELEMENT_TYPES:
-        if t == src or t.in_flight_only:
-            continue
-        try:
-            chain = target.conversion_chain(src, t)
-        except target.NoConversionError:
-            continue
-        outs.append(f"{t.name} ({' + '.join(STAGE_TEXT[_KIND_OP[k]] for k, _ in chain)})")
-    if not outs:
-        return f"the Fetch Adapter has no stage that reads {src.name}"
-    return f"from {src.name} the Fetch Adapter offers " + ", ".join(outs)
-
-
 class LegalizeConvert(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter) -> None:
@@ -72,15 +55,7 @@ class LegalizeConvert(RewritePattern):
         try:
             chain = target.conversion_chain(src.element_type, dst.element_type)
         except target.NoConversionError as e:
-            msg = f"cannot be legalised: {e}"
-            if dst.elem is None and src.elem is not None and not src.elem.in_flight_only:
-                # The target is not a hardware type (f16, i1, ...): say what
-                # the adapter does offer from this source instead.
-                msg = (
-                    f"cannot be legalised: {target.type_name(dst.element_type)} is not a Fetch Adapter "
-                    f"type; {_offers(src.elem)}"
-                )
-            raise PassError(op, msg) from None
+            raise PassError(op, f"cannot be legalised: {e}") from None
 
         names = [_KIND_OP[k] for k, _ in chain]
         if src.ctx == "sub" and "fetch.table_lookup" in names:

@@ -27,10 +27,10 @@ func.func @from_f16(%b: memref<64xf16>, %o: memref<64xf32>) {
 // -----
 
 // No f32 -> 8-bit float in the adapter: narrow in the Cast Engine.
-// CHECK: error: 'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f32 to f8E4M3FN: from f32 it offers bf16 (cast); instead, narrow f32 to an 8-bit float later, in the Cast Engine
+// CHECK: error: 'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f32 to f8E4M3FN: from f32 the Fetch Adapter offers bf16 (type cast); instead, narrow f32 to an 8-bit float later, in the Cast Engine
 func.func @f32_to_f8(%b: memref<64xf32>, %o: memref<64xf8E4M3FN>) {
   %s = fetch.fetch %b {map = affine_map<(t, p) -> (t * 8 + p)>} : memref<64xf32> -> !fetch.stream<main, [8], [8], f32>
-  // expected-error @+1 {{cannot convert f32 to f8E4M3FN: from f32 it offers bf16 (cast); instead, narrow f32 to an 8-bit float later, in the Cast Engine}}
+  // expected-error @+1 {{cannot convert f32 to f8E4M3FN: from f32 the Fetch Adapter offers bf16 (type cast); instead, narrow f32 to an 8-bit float later, in the Cast Engine}}
   %c = fetch.convert %s : !fetch.stream<main, [8], [8], f32> -> !fetch.stream<main, [8], [8], f8E4M3FN>
   rngd.commit %c, %o : !fetch.stream<main, [8], [8], f8E4M3FN>, memref<64xf8E4M3FN>
   func.return
@@ -39,10 +39,10 @@ func.func @f32_to_f8(%b: memref<64xf32>, %o: memref<64xf8E4M3FN>) {
 // -----
 
 // e2m1 -> bf16: no table and no cast; two routes.
-// CHECK: error: 'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f4E2M1FN to bf16: from f4E2M1FN it offers f8E4M3FN (table lookup), f8E5M2 (table lookup), f32 (table lookup + cast); instead, convert to f32 here and narrow to bf16 in the Cast Engine, or decode to f8E4M3FN, commit it to DM and fetch it again through the non-paired table
+// CHECK: error: 'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f4E2M1FN to bf16: from f4E2M1FN the Fetch Adapter offers f8E4M3FN (table lookup), f8E5M2 (table lookup), f32 (table lookup + type cast); instead, convert to f32 here and narrow to bf16 in the Cast Engine, or decode to f8E4M3FN, commit it to DM and fetch it again through the non-paired table
 func.func @f4_to_bf16(%b: memref<64xf4E2M1FN>, %o: memref<64xbf16>) {
   %s = fetch.fetch %b {map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xf4E2M1FN> -> !fetch.stream<main, [2], [32], f4E2M1FN>
-  // expected-error @+1 {{cannot convert f4E2M1FN to bf16: from f4E2M1FN it offers f8E4M3FN (table lookup), f8E5M2 (table lookup), f32 (table lookup + cast); instead, convert to f32 here and narrow to bf16 in the Cast Engine, or decode to f8E4M3FN, commit it to DM and fetch it again through the non-paired table}}
+  // expected-error @+1 {{cannot convert f4E2M1FN to bf16: from f4E2M1FN the Fetch Adapter offers f8E4M3FN (table lookup), f8E5M2 (table lookup), f32 (table lookup + type cast); instead, convert to f32 here and narrow to bf16 in the Cast Engine, or decode to f8E4M3FN, commit it to DM and fetch it again through the non-paired table}}
   %c = fetch.convert %s : !fetch.stream<main, [2], [32], f4E2M1FN> -> !fetch.stream<main, [2], [32], bf16>
   rngd.commit %c, %o : !fetch.stream<main, [2], [32], bf16>, memref<64xbf16>
   func.return

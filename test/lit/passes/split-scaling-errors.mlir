@@ -52,10 +52,11 @@ func.func @column_major(%w: memref<64x128xf4E2M1FN, strided<[1, 64]>>, %s: memre
 
 // -----
 
-// The block-scale memref must be (rows, cols / block).
+// The block-scale memref must be (rows, cols / block); the verifier checks it,
+// before any pass runs.
 func.func @scale_shape(%w: memref<64x128xf4E2M1FN>, %s: memref<64x4xf8E4M3FN>, %g: f32, %o: memref<64x128xf32>) {
   %c = fetch.fetch %w {map = affine_map<(r, b, e) -> (r, b * 16 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 8], [16], f4E2M1FN> // expected-note {{the codes are fetched here}}
-  // expected-error @+1 {{the block-scale memref must be 64x8 (rows, cols / 16) for codes 64x128, not 64x4}}
+  // expected-error @+1 {{'fetch.dequant' op nvfp4 has one block scale per 16 codes along the input axis (the memref's last index): for codes memref<64x128> the scale memref must be 64x8, not 64x4}}
   %d = fetch.dequant %c, %s, %g {format = "nvfp4"} : !fetch.stream<main, [64, 8], [16], f4E2M1FN>, memref<64x4xf8E4M3FN>, f32 -> !fetch.stream<main, [64, 8], [16], f32>
   rngd.commit %d, %o : !fetch.stream<main, [64, 8], [16], f32>, memref<64x128xf32>
   func.return

@@ -242,6 +242,30 @@ def _count(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
+    """ir.md §1 for function signatures: ``(func.func op, message)`` for each
+    function whose arguments or results include a stream, used or not (a
+    use is also reported by the consumer's verifier).  Called by the driver
+    after op verification, since ``func.func`` is not ours to verify."""
+    out: list[tuple[Operation, str]] = []
+    for op in module.walk():
+        if op.name != "func.func":
+            continue
+        ftype = getattr(op, "function_type", None)
+        if ftype is None:
+            continue
+        ins = [i for i, t in enumerate(ftype.inputs.data) if isinstance(t, StreamType)]
+        outs = [i for i, t in enumerate(ftype.outputs.data) if isinstance(t, StreamType)]
+        if ins or outs:
+            what = (f"argument #{ins[0]}" if ins else f"result #{outs[0]}")
+            out.append((
+                op,
+                f"has a !fetch.stream {what}, but streams live inside one function: a stream may not be a "
+                "function argument or result; pass the memref and read it with fetch.fetch where it is consumed",
+            ))
+    return out
+
+
 def check_stream_operands(op: Operation) -> None:
     """ir.md §1: a stream operand must be produced in this function by a
     fetch/rngd op; a stream may not be a function argument (or any block

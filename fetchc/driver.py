@@ -96,6 +96,10 @@ def run_pipeline(
     input: every failure is a diagnostic in the result.  ``after_pass`` is
     called after each successful pass (``--print-ir-after-all``)."""
     diags = verify_module(module)
+    if not diags:
+        from fetchc.dialects.fetch import signature_errors
+
+        diags = [op_error(op, msg) for op, msg in signature_errors(module)]
     if diags:
         return PipelineResult(module, diags)
     for p in passes:

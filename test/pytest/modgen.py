@@ -343,6 +343,8 @@ def fetch_line(b: Builder, elem: str, ctx: str, acc: Access, stem: str = "a") ->
     base = b.place(acc.nbytes)
     st_t = stream(ctx, acc.time, acc.packet, elem)
     props = f"base = {base} : i64, map = {acc.map}"
+    if base == 0 and b.draw(st.booleans()):
+        props = f"map = {acc.map}"  # base defaults to 0
     if acc.read_size is not None:
         props += f", read_size = {acc.read_size} : i64"
     v = b.val("s")
@@ -464,6 +466,7 @@ def dequant_chain(draw, b: Builder) -> None:
         snbytes = math.prod(sshape)
     bs = b.arg("bs", smt)
     sbase = b.place(snbytes)
+    sprop = "" if sbase == 0 and draw(st.booleans()) else f", scale_base = {sbase} : i64"
     if fmt == "nvfp4":
         if draw(st.booleans()):
             g = b.arg("g", "f32")
@@ -473,13 +476,13 @@ def dequant_chain(draw, b: Builder) -> None:
             b.emit(f"{g} = arith.constant {x} : f32")
         w = b.val("dq")
         b.emit(
-            f'{w} = fetch.dequant {v}, {bs}, {g} {{format = "nvfp4", scale_base = {sbase} : i64}} '
+            f'{w} = fetch.dequant {v}, {bs}, {g} {{format = "nvfp4"{sprop}}} '
             f": {t}, {smt}, f32 -> {stream('main', acc.time, acc.packet, 'f32')}"
         )
     else:
         w = b.val("dq")
         b.emit(
-            f'{w} = fetch.dequant {v}, {bs} {{format = "mxfp4", scale_base = {sbase} : i64}} '
+            f'{w} = fetch.dequant {v}, {bs} {{format = "mxfp4"{sprop}}} '
             f": {t}, {smt} -> {stream('main', acc.time, acc.packet, 'f32')}"
         )
     b.summary.append(f"dequant {fmt} time {acc.time} packet {acc.packet}")
@@ -511,16 +514,34 @@ def consume(draw, b: Builder, v: str, ctx: str, time, packet, elem: str, allow_t
     how = draw(st.sampled_from(["commit", "commit", "commit", "trf", "vrf"]))
     if how == "commit":
         shape = draw(st.sampled_from([list(time) + list(packet), [n]]))
-        mt = memref(shape, elem)
+        strides, offset = None, 0
+        if draw(st.integers(0, 3)) == 0:  # a padded view
+            strides, acc = [], 1
+            for d in reversed(shape):
+                strides.append(acc)
+                acc *= d + draw(st.sampled_from([0, 1, 2]))
+            strides = strides[::-1]
+            offset = draw(st.sampled_from([0, 2, 8]))
+        mt = memref(shape, elem, strides, offset)
         out = b.arg("o", mt)
         b.emit(f"rngd.commit {v}, {out} : {t}, {mt}")
         if BITS.get(elem, 0) >= 8 and draw(st.integers(0, 5)) == 0:
             # Fetch the committed tensor again (the hardware runs the programs
             # in order: this one reads what the commit wrote).
-            base = b.place(n * BITS[elem] // 8)
-            rt = stream("main", shape[:-1], shape[-1:], elem)
+            base = b.place(footprint(shape, strides or row_major(shape), offset, BITS[elem]))
+            last = shape[-1]
+            pk = max(x for x in divisors(last) if x <= 256)
+            rt = stream("main", shape[:-1] + [last // pk], [pk], elem)
+            nd = len(shape) + 1
+            coeffs = [[int(i == r) for i in range(nd)] for r in range(len(shape) - 1)]
+            coeffs.append([0] * (nd - 2) + [pk, 1])
+            amap = affine(coeffs, [0] * len(shape), nd)
+            props = f"base = {base} : i64, map = {amap}"
+            if pk == last:  # the default identity map
+                rt = stream("main", shape[:-1], [last], elem)
+                props = f"base = {base} : i64"
             w = b.val("s")
-            b.emit(f"{w} = fetch.fetch {out} {{base = {base} : i64}} : {mt} -> {rt}")
+            b.emit(f"{w} = fetch.fetch {out} {{{props}}} : {mt} -> {rt}")
             r = b.val("vrf")
             b.emit(f"{r} = rngd.to_vrf {w} : {rt} -> !rngd.vrf<{elem}>")
             b.results.append((r, f"!rngd.vrf<{elem}>"))

@@ -534,14 +534,18 @@ def _chain_cast_output(fetch_result: SSAValue) -> target.ElementType | None:
         rt = stream_type(user.results[0]) if user.results else None
         if user.name == "fetch.cast" and rt is not None:
             return rt.elem
+        src = stream_type(v)
+        on_sub = src is not None and src.ctx == "sub"
         if user.name == "fetch.dequant":
-            return target.F32
+            # On sub the dequant is illegal (no table); let its own error speak.
+            return None if on_sub else target.F32
         if user.name == "fetch.convert" and rt is not None:
-            src = stream_type(v)
             try:
                 chain = target.conversion_chain(src.element_type, rt.element_type)  # type: ignore[union-attr]
             except target.NoConversionError:
                 return None
+            if on_sub and any(kind == target.TABLE_LOOKUP for kind, _ in chain):
+                return None  # the convert reports the missing table register
             for kind, out in chain:
                 if kind == target.CAST:
                     return out
@@ -1054,6 +1058,13 @@ class DequantOp(IRDLOperation):
                 raise OpError("nvfp4 needs the f32 tensor scale as its third operand")
             if not spec["tensor_scale"] and self.gscale is not None:
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
+            if self.scale_base is not None:
+                sb = self.scale_base.value.data
+                if sb < 0 or sb % target.BASE_ALIGN or sb >= target.BASE_LIMIT:
+                    raise OpError(
+                        f"scale_base {sb} must be a DM byte address that is a multiple of "
+                        f"{target.BASE_ALIGN} and below 2^32 (it is the base of the block-scale fetch)"
+                    )
 
         def main_only() -> None:
             if src.ctx == "sub":

@@ -208,36 +208,32 @@ def _call_with_deep_stack(fn, *args):
         return fn(*args)
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+    worker = None
     try:
         try:
             worker = threading.Thread(target=run, name="fetchc", daemon=True)
             worker.start()
         finally:
             threading.stack_size(old_stack)
-        try:
-            worker.join()
-        except BaseException:
-            # The caller was interrupted (Ctrl-C, a signal handler raising,
-            # an in-process timeout): stop the work too instead of leaving
-            # it running on its own.
-            _interrupt_thread(worker)
-            raise
+        # An interrupted caller (Ctrl-C) leaves the daemon worker to die with
+        # the process; in-process callers get the exception.
+        worker.join()
     finally:
-        sys.setrecursionlimit(old_limit)
+        if worker is not None and worker.is_alive():
+            # Lowering the limit under a still-deep worker would abort the
+            # interpreter ("Cannot recover from stack overflow"): restore it
+            # once the worker has unwound.
+            threading.Thread(target=_restore_limit_after, args=(worker, old_limit), daemon=True).start()
+        else:
+            sys.setrecursionlimit(old_limit)
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]
 
 
-def _interrupt_thread(worker, wait: float = 5.0) -> None:
-    """Raise ``KeyboardInterrupt`` inside ``worker`` (at its next bytecode)
-    and give it ``wait`` seconds to unwind (its ``finally`` blocks remove
-    temporary files)."""
-    import ctypes
-
-    if worker.ident is not None and worker.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(KeyboardInterrupt))
-        worker.join(wait)
+def _restore_limit_after(worker, limit: int) -> None:
+    worker.join()
+    sys.setrecursionlimit(limit)
 
 
 def _dispatch(argv: list[str]) -> int:

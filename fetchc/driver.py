@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from typing import BinaryIO
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -119,16 +120,37 @@ def run_pipeline(
     return PipelineResult(module)
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same
-    directory and ``os.replace``: readers never see a partial file, and a
-    failure leaves any existing file untouched.  Raises ``OSError``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".fetchc-", suffix=".tmp", dir=directory)
+def write_atomically(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
+    """Write ``data`` (bytes, or a callback that writes to a binary file
+    object) to ``path``.
+
+    A regular file (or a new one) is written through a temporary file in the
+    same directory and ``os.replace``: readers never see a partial file, a
+    failure leaves any existing file untouched and no temporary file behind.
+    A symlink is followed (the link stays); an existing file keeps its mode,
+    a new one gets ``0666 & ~umask`` like ``open``.  A path that exists but is
+    not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is opened and
+    written directly.  Raises ``OSError``."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "wb") as f:
+            data(f) if callable(data) else f.write(data)
+        return
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=".fetchc-", suffix=".tmp", dir=os.path.dirname(real))
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
     except BaseException:
         try:
             os.unlink(tmp)

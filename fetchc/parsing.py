@@ -20,6 +20,7 @@ original file's line numbers: line ``n`` of the chunk is reported as line
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from xdsl.context import Context
@@ -471,6 +472,14 @@ def parse_module(
                 )
         loc = _span_loc(err.span, text, filename, index)
         msg = err.msg
+        if msg.strip() in ("", "in block definition"):
+            # xDSL's message when a block ends without '}' (truncated input).
+            msg = "unexpected end of the block: expected an operation or '}' (is the input truncated?)"
+        if msg.startswith("Unexpected character: ") and len(msg) == len("Unexpected character: ") + 1:
+            ch = msg[-1]
+            if not ch.isprintable() or unicodedata.category(ch) in ("Cf", "Co", "Cs", "Zl", "Zp"):
+                # a NUL, a control or bidi-override character would garble the terminal
+                msg = f"Unexpected character: U+{ord(ch):04X}"
         if "{first_char}" in msg:  # an xDSL message that forgot its f-string
             first = text[err.span.start : err.span.start + 1] or "the sigil"
             msg = msg.replace("{first_char}", f"'{first}'")

@@ -84,7 +84,6 @@ import argparse
 import math
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +91,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fetchc.driver import write_atomically
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, read
 from fetchc.target import (
     CAST_CODES,
@@ -886,27 +886,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _write_atomically(path: str, write: Callable[[object], None]) -> None:
-    """Write via ``write(fileobj)`` to a temporary file next to ``path``,
-    then ``os.replace`` it into place (mode 0666 & ~umask, like ``open``).
-    On any error the temporary file is removed and ``path`` is untouched."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".fetchc-sim-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def main_sim(argv: list[str]) -> int:
     """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
     (ir.md §5).  Returns the exit status: 0 on success, 1 on any error
@@ -944,9 +923,9 @@ def main_sim(argv: list[str]) -> int:
             return _fail(f"{args.seqbin}: {e}")
         if args.program is not None:
             arr = results[args.program]
-            _write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
+            write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
         else:
-            _write_atomically(args.output, lambda f: np.savez(f, **results))
+            write_atomically(args.output, lambda f: np.savez(f, **results))
         return 0
     except KeyboardInterrupt:
         return _fail("interrupted")

@@ -167,6 +167,8 @@ def _check_numpy(data: bytes) -> str:
             for k in loaded.files:
                 _ = loaded[k].shape
         return "ok"
+    except MemoryError:
+        return "ok"  # too big to load under the worker's RLIMIT_AS: unverified, not wrong
     except Exception as e:  # noqa: BLE001
         return f"{type(e).__name__}: {e}"
 
@@ -1578,10 +1580,11 @@ class Fuzzer:
         if res["elapsed"] > self.args.slow:
             stats.notes["slow"] += 1
         if not verdict.ok:
-            stats.failures[f"{meta.get('tool', '?')}/{verdict.kind}"] += 1
+            key = f"{meta.get('tool', '?')}/{verdict.kind}"
+            stats.failures[key] += 1
             self.save(stats, "fail", name, data, {**meta, "verdict": verdict.kind, "detail": verdict.detail[:2000],
                                                   "stderr": res["stderr"][:2000]})
-            if self.args.verbose or stats.failures[verdict.kind] <= 3:
+            if self.args.verbose or stats.failures[key] <= 3:
                 print(f"  FAIL [{verdict.kind}] {meta.get('mutation', '')} {verdict.detail[:300]}", flush=True)
         elif self.corpus_out is not None:
             sig = self.signature(res)

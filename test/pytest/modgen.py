@@ -269,7 +269,7 @@ def access(draw, elem: str, ctx: str, block: int | None = None, cast_bytes: int 
             outer = ln // p
             packet_pieces.append((d, p, 1))
             if outer > 1:
-                if draw(st.integers(0, 3)) == 0 and not block and ln <= 65536:
+                if draw(st.integers(0, 3)) == 0 and ln <= 65536:
                     packet_pieces.insert(0, (d, outer, p))  # a two-dim packet, contiguous
                 else:
                     pieces.append((d, outer, p))
@@ -287,6 +287,10 @@ def access(draw, elem: str, ctx: str, block: int | None = None, cast_bytes: int 
         packet_pieces = [(0, draw(st.integers(2, 8)), 0)]
 
     pieces = list(draw(st.permutations(pieces)))
+    if mode == "contig" and pieces and draw(st.integers(0, 7)) == 0:
+        # The innermost time dim joins the packet (a packet spanning rows,
+        # channels...): legal only when the whole packet stays contiguous.
+        packet_pieces.insert(0, pieces.pop())
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 1, 2]))):  # broadcast and size-1 time dims
         pos = draw(st.integers(0, len(pieces)))
         size = draw(st.sampled_from([1, 2, 3, 3, 70000 if not big else 3]))  # stride-0 entries, one over 65536

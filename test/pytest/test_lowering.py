@@ -357,15 +357,15 @@ def test_identity_convert_between_two_casts_is_the_casts_error():
     assert d.loc is not None and d.loc[1] == 6  # the second fetch.cast
 
 
-def test_scale_fetch_limits_reported_at_the_dequant():
+def test_scale_base_checked_by_the_dequant_verifier():
+    """A misaligned scale_base is a verifier error at the fetch.dequant,
+    before any pass (ir.md §3: rules are op verifiers)."""
     text = TWO_FUNCS.replace("scale_base = 40960", "scale_base = 40963")
     with pytest.raises(DiagnosticError) as e:
         compile_text(text)
     (d,) = e.value.diagnostics
-    assert d.message.startswith("'fetch.dequant' op the fetch of its block scales")
-    assert "base 40963 is not a multiple of 8 bytes" in d.message
+    assert d.message.startswith("'fetch.dequant' op scale_base 40963 must be a DM byte address that is a multiple of 8")
     assert "after pass" not in d.message
-    assert [n.message for n in d.notes] == ["the codes are fetched here"]
 
 
 def test_split_scaling_scale_map_walks_blocks():

@@ -122,3 +122,15 @@ func.func @to_i9(%b: memref<64xi8>, %t: !rngd.trf<i8>, %o: memref<64xi32>) {
   rngd.commit %y, %o : !fetch.stream<main, [2], [32], i32>, memref<64xi32>
   func.return
 }
+
+// -----
+
+// f4E2M1FN -> f32 on sub: the convert's missing table register is the error;
+// the fetch does not also report the flit limit of the cast it would imply.
+func.func @f4_to_f32_on_sub(%a: memref<64x16xf4E2M1FN>, %o: memref<64x16xf32>) {
+  %s = fetch.fetch %a : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
+  // expected-error @+1 {{'fetch.convert' op needs a table lookup for f4E2M1FN -> f32, but the stream is on the sub Fetch Unit, which has no table-lookup register}}
+  %c = fetch.convert %s : !fetch.stream<sub, [64], [16], f4E2M1FN> -> !fetch.stream<sub, [64], [16], f32>
+  rngd.commit %c, %o : !fetch.stream<sub, [64], [16], f32>, memref<64x16xf32>
+  func.return
+}

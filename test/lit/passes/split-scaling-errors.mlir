@@ -65,10 +65,11 @@ func.func @scale_shape(%w: memref<64x128xf4E2M1FN>, %s: memref<64x4xf8E4M3FN>, %
 // -----
 
 // The scale fetch the split inserts must meet the sequencer limits too: a
-// scale_base that is not a multiple of 8 is reported at the dequant.
+// scale_base that is not a multiple of 8 is reported at the dequant, by its
+// verifier (before the pass runs).
 func.func @scale_base(%w: memref<64x128xf4E2M1FN>, %s: memref<64x8xf8E4M3FN>, %g: f32, %o: memref<64x128xf32>) {
-  %c = fetch.fetch %w {map = affine_map<(r, b, e) -> (r, b * 16 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 8], [16], f4E2M1FN> // expected-note {{the codes are fetched here}}
-  // expected-error @+1 {{the fetch of its block scales (scale_base = 8196, map (d0, d1, d2) -> (d0, (d1 + d2)), !fetch.stream<main, [64, 8], [1], f8E4M3FN>) breaks a sequencer limit: base 8196 is not a multiple of 8 bytes}}
+  %c = fetch.fetch %w {map = affine_map<(r, b, e) -> (r, b * 16 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 8], [16], f4E2M1FN>
+  // expected-error @+1 {{'fetch.dequant' op scale_base 8196 must be a DM byte address that is a multiple of 8 and below 2^32}}
   %d = fetch.dequant %c, %s, %g {format = "nvfp4", scale_base = 8196 : i64} : !fetch.stream<main, [64, 8], [16], f4E2M1FN>, memref<64x8xf8E4M3FN>, f32 -> !fetch.stream<main, [64, 8], [16], f32>
   rngd.commit %d, %o : !fetch.stream<main, [64, 8], [16], f32>, memref<64x128xf32>
   func.return

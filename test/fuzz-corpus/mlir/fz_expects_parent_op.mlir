@@ -1,0 +1,4 @@
+
+
+func.return
+// loop's block argument is no stream source.  (On

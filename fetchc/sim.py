@@ -888,8 +888,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main_sim(argv: list[str]) -> int:
     """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
-    (ir.md §5).  Returns the exit status: 0 on success, 1 on any error
-    (usage, unreadable or invalid seq.bin, missing DM image, a simulation
+    (ir.md §5).  Returns the exit status: 0 on success, 2 on a usage error,
+    1 on any other error (unreadable or invalid seq.bin, missing DM image, a simulation
     error, an unwritable output), printed as ``error: ...`` on stderr, never
     a traceback.  ``-o`` is written exactly as named (``np.save`` / ``np.savez``
     to a file object, so no suffix is appended), atomically: on failure no
@@ -901,7 +901,7 @@ def main_sim(argv: list[str]) -> int:
         except _UsageError as e:
             sys.stderr.write(parser.format_usage())
             sys.stderr.write(f"error: {e}\n")
-            return 1
+            return 2  # a usage error, like argparse and the other subcommands
         except SystemExit as e:  # --help
             return int(e.code or 0) if not isinstance(e.code, str) else 1
         try:

@@ -602,7 +602,7 @@ def test_cli_errors_leave_output_untouched(files, capsys, case):
     elif case == "missing-out-dir":
         argv[-1] = str(tmp / "no" / "such" / "out.npy")
     before = sorted(os.listdir(tmp))
-    assert main_sim(argv) == 1
+    assert main_sim(argv) == (2 if case == "usage" else 1)
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
     assert out.read_bytes() == b"precious"

@@ -30,3 +30,14 @@ def test_main_command_uses_a_shipped_example():
     assert examples, main_cmd
     for e in examples:
         assert (ROOT / e).is_file(), e
+
+
+def test_embedding_example_runs(tmp_path, monkeypatch, capsys):
+    """The README's Python example runs as written, from the repository root."""
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "seq.bin").read_bytes().startswith(b"FSEQ")
+    assert "fetch_seq.program" in capsys.readouterr().out

@@ -747,6 +747,17 @@ def _legal_list(outs: list[target.ElementType]) -> str:
     return ", ".join(o.name for o in outs) if outs else "none"
 
 
+def _instead(s: target.ElementType, d: target.ElementType) -> str:
+    """The "use this instead" tail of a stage's rule-1 error: the legal chain
+    for ``s -> d``, or the route through later engines."""
+    try:
+        chain = target.conversion_chain(s, d)
+    except target.NoConversionError:
+        route = target.ROUTES.get((s.name, d.name))
+        return f"; instead, {route}" if route else ""
+    return f"; for {s.name} -> {d.name} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
+
+
 @irdl_op_definition
 class TableLookupOp(_StreamToStream):
     """``fetch.table_lookup``: the adapter's table-lookup stage (main context
@@ -777,12 +788,7 @@ class TableLookupOp(_StreamToStream):
             elif s is not None and s.in_flight_only:
                 msg += _in_flight_text(s)
             elif s is not None and d is not None:
-                try:
-                    chain = target.conversion_chain(s, d)
-                    msg += f"; for {sn} -> {dn} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
-                except target.NoConversionError:
-                    if (s.name, d.name) in target._ROUTES:
-                        msg += f"; instead, {target._ROUTES[(s.name, d.name)]}"
+                msg += _instead(s, d)
             raise OpError(msg)
 
         def main_only() -> None:
@@ -833,12 +839,7 @@ class CastOp(_StreamToStream):
             elif s is not None and s.in_flight_only:
                 msg += _in_flight_text(s)
             elif s is not None and d is not None:
-                try:
-                    chain = target.conversion_chain(s, d)
-                    msg += f"; for {sn} -> {dn} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
-                except target.NoConversionError:
-                    if (s.name, d.name) in target._ROUTES:
-                        msg += f"; instead, {target._ROUTES[(s.name, d.name)]}"
+                msg += _instead(s, d)
             raise OpError(msg)
 
         run_checks([

@@ -284,7 +284,7 @@ def _chain(src: ElementType, dst: ElementType) -> list[tuple[str, ElementType]] 
     return None
 
 
-_ROUTES: dict[tuple[str, str], str] = {
+ROUTES: dict[tuple[str, str], str] = {
     ("f32", "f8E4M3FN"): "narrow f32 to an 8-bit float later, in the Cast Engine",
     ("f32", "f8E5M2"): "narrow f32 to an 8-bit float later, in the Cast Engine",
     ("bf16", "f8E4M3FN"): "narrow to an 8-bit float later, in the Cast Engine",
@@ -339,7 +339,7 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
     if chain is not None:
         return chain
     msg = f"the Fetch Adapter cannot convert {sname} to {dname}: {offers(s)}"
-    route = _ROUTES.get((sname, dname))
+    route = ROUTES.get((sname, dname))
     if route:
         msg += f"; instead, {route}"
     raise NoConversionError(msg)

@@ -560,6 +560,45 @@ class _Scaled:
         self.target.add(n * self.k)
 
 
+def output_limit_bytes() -> int:
+    """The largest output one program may produce, in bytes: the
+    ``FETCHC_SIM_MAX_BYTES`` environment variable, else the machine's
+    physical memory (``os.sysconf``, else 2^34), capped at half of an
+    address-space limit (``RLIMIT_AS``) when one is set."""
+    env = os.environ.get("FETCHC_SIM_MAX_BYTES")
+    if env:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            raise SimError(f"FETCHC_SIM_MAX_BYTES must be a whole number of bytes, not {env!r}") from None
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        limit = 1 << 34
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft // 2)  # leave room for the interpreter and the DM image
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit
+
+
+def check_output_size(elements: int, itemsize: int, label: str) -> None:
+    """Raise :class:`SimError` before allocating when a program's output
+    (``elements`` × ``itemsize`` bytes) exceeds :func:`output_limit_bytes`:
+    a small, valid ``seq.bin`` can declare a loop nest of 2^85 elements."""
+    need = elements * itemsize
+    limit = output_limit_bytes()
+    if need > limit:
+        raise SimError(
+            f"program {label}: its loop nest produces {elements} elements ({need} bytes), more than the "
+            f"{limit} bytes fetchc sim may allocate (set FETCHC_SIM_MAX_BYTES to change the limit)"
+        )
+
+
 def simulate_program(
     prog: Program,
     tables: Sequence[Table],
@@ -605,6 +644,7 @@ def simulate_program(
     if psize < 1 or total % psize:
         raise SimError(f"program {label}: packet_size {psize} does not divide the {total} elements the loop nest reads")
     check_read_bounds(prog, label, dm.size)
+    check_output_size(total, sim_dtype(plan.out_t).itemsize, label)
     nthreads = _default_threads() if threads is None else max(1, int(threads))
     bar = _Progress(label, total, progress)
     out = np.empty(total, dtype=sim_dtype(plan.out_t))

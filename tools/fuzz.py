@@ -194,7 +194,7 @@ def _recv(stream):
     return pickle.loads(_recv_exact(stream, n))
 
 
-def worker_main(mem_mb: int) -> None:
+def worker_main(mem_mb: int, base_dir: str | None = None) -> None:
     """The worker loop: read pickled jobs on stdin, answer on stdout."""
     import resource  # noqa: PLC0415
 
@@ -215,7 +215,7 @@ def worker_main(mem_mb: int) -> None:
         raise FuzzTimeout()
 
     signal.signal(signal.SIGALRM, on_alarm)
-    base_dir = tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
+    base_dir = base_dir or tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
     rng = random.Random(1234)
     with open(os.path.join(base_dir, "dm.bin"), "wb") as f:
         f.write(bytes(rng.getrandbits(8) for _ in range(1 << 16)) * 16)  # 1 MiB DM image
@@ -249,13 +249,18 @@ class Worker:
         self.hard_timeout = hard_timeout
         self.proc: subprocess.Popen | None = None
         self.restarts = 0
+        self.base_dir: str | None = None
 
     def start(self) -> None:
         env = dict(os.environ)
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "FETCHC_SIM_THREADS"):
             env[var] = "1"
+        # The parent owns the worker's scratch directory: a killed worker
+        # cannot clean up after itself.
+        self.base_dir = tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", "--mem-mb", str(self.mem_mb)],
+            [sys.executable, os.path.abspath(__file__), "--worker", "--mem-mb", str(self.mem_mb),
+             "--worker-dir", self.base_dir],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -300,6 +305,9 @@ class Worker:
                 pass
             self.proc.wait()
             self.proc = None
+        if self.base_dir is not None:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+            self.base_dir = None
 
     def run(self, job: dict) -> dict:
         """Run ``job``; returns the worker's result, or a result with
@@ -322,6 +330,9 @@ class Worker:
         except (EOFError, BrokenPipeError, OSError):
             rc = self.proc.wait() if self.proc else None
             self.proc = None
+            if self.base_dir is not None:
+                shutil.rmtree(self.base_dir, ignore_errors=True)
+                self.base_dir = None
             self.restarts += 1
             how = f"signal {-rc}" if rc is not None and rc < 0 else f"exit {rc}"
             return {"rc": None, "stdout": b"", "stderr": "", "files": {}, "listing": [], "changed": [],
@@ -1841,9 +1852,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tool", choices=("compile", "dis", "sim"), default="compile", help="with --replay")
     p.add_argument("--extra", action="append", default=[], help="with --replay: extra fetchc argument (repeatable)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker-dir", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker_main(args.mem_mb)
+        worker_main(args.mem_mb, args.worker_dir)
         return 0
     if args.list_mutations:
         for name, fn in sorted(MUTATIONS.items()):

@@ -76,11 +76,9 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
     from fetchc.context import make_context
-    from fetchc.diagnostics import Diagnostic, op_error, PassError
     from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
-    from fetchc.emit import module_to_seqbin
+    from fetchc.emit import emit_seqbin
     from fetchc.parsing import parse_module
-    from fetchc.seqbin import SeqBinError, write
 
     if not isinstance(module_or_text, (str, ModuleOp)):
         raise TypeError(
@@ -92,11 +90,5 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     result = run_pipeline(module, ctx, passes)
     if not result.ok:
         raise DiagnosticError(result.diagnostics)
-    try:
-        sb = module_to_seqbin(module)
-        data = write(sb)
-    except PassError as e:
-        raise DiagnosticError(op_error(e.op, e.message, e.notes)) from None
-    except SeqBinError as e:
-        raise DiagnosticError(Diagnostic.error(f"cannot serialise seq.bin: {e}")) from None
+    sb, data = emit_seqbin(module)
     return CompileResult(seq_bin=data, seqbin=sb, module=module)

@@ -80,7 +80,7 @@ def main_compile(argv: list[str]) -> int:
             passes_spec = args.passes
         else:
             passes_spec = ",".join(MLIR_PIPELINE if args.emit == "mlir" else DEFAULT_PIPELINE)
-        parse_pipeline(passes_spec)  # reject a bad pipeline before doing any work
+        passes = parse_pipeline(passes_spec)  # reject a bad pipeline before doing any work
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
@@ -106,7 +106,7 @@ def main_compile(argv: list[str]) -> int:
             sys.stderr.write(print_module(m, _generic))
 
         if module is not None:
-            result = run_pipeline(module, ctx, parse_pipeline(passes_spec), after if args.print_ir_after_all else None)
+            result = run_pipeline(module, ctx, passes, after if args.print_ir_after_all else None)
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
                 try:
@@ -135,20 +135,12 @@ def main_compile(argv: list[str]) -> int:
 
 
 def _emit(module, emit: str, generic: bool) -> bytes:
-    from fetchc.diagnostics import op_error
     from fetchc.driver import print_module
-    from fetchc.emit import module_to_seqbin
-    from fetchc.diagnostics import PassError
-    from fetchc.seqbin import SeqBinError, write
+    from fetchc.emit import emit_seqbin
 
     if emit in ("mlir", "seq"):
         return print_module(module, generic).encode()
-    try:
-        return write(module_to_seqbin(module))
-    except PassError as e:
-        raise DiagnosticError(op_error(e.op, e.message, e.notes)) from None
-    except SeqBinError as e:
-        raise DiagnosticError(Diagnostic.error(f"cannot serialise seq.bin: {e}")) from None
+    return emit_seqbin(module)[1]
 
 
 def main_dis(argv: list[str]) -> int:

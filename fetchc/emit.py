@@ -14,7 +14,7 @@ import re
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from fetchc import target
-from fetchc.diagnostics import PassError
+from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, write
@@ -22,13 +22,9 @@ from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, write
 UNLOWERED = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert", "fetch.dequant")
 
 
-def module_to_seqbin(module: ModuleOp) -> SeqBin:
-    """The ``seq.bin`` contents of a module after ``fetch-to-seq``.
-
-    Raises :class:`PassError` at the first op of the ``fetch`` dialect still
-    present (the pipeline did not reach ``fetch_seq``), or at a
-    ``fetch_seq.program`` the ``seq.bin`` writer rejects; other
-    :class:`~fetchc.seqbin.SeqBinError` propagate."""
+def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
+    """The ``SeqBin`` of a lowered module and its program ops, in order.
+    Raises :class:`PassError` at a ``fetch`` op still present."""
     for op in module.walk():
         if op.name in UNLOWERED:
             raise PassError(
@@ -83,15 +79,35 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
                 words_per_packet=op.field("words_per_packet"),  # type: ignore[arg-type]
             )
         )
-    sb = SeqBin(tables=tuple(tables), programs=tuple(programs))
-    # The writer refuses a file its reader would reject; say so at the
-    # program's op rather than without a location.
+    return SeqBin(tables=tuple(tables), programs=tuple(programs)), program_ops
+
+
+def module_to_seqbin(module: ModuleOp) -> SeqBin:
+    """The ``seq.bin`` contents of a module after ``fetch-to-seq``.
+
+    Raises :class:`PassError` at the first op of the ``fetch`` dialect still
+    present (the pipeline did not reach ``fetch_seq``).  The result is not
+    yet checked by the writer: use :func:`emit_seqbin` for the bytes."""
+    return _collect(module)[0]
+
+
+def emit_seqbin(module: ModuleOp) -> tuple[SeqBin, bytes]:
+    """The ``seq-bin`` emitter: ``(SeqBin, file bytes)`` of a module after
+    ``fetch-to-seq``, serialised once.
+
+    Raises :class:`~fetchc.diagnostics.DiagnosticError`: located at the op
+    for a ``fetch`` op still present or a ``fetch_seq.program`` the writer
+    rejects (the writer refuses any file its reader would reject), else
+    ``cannot serialise seq.bin: ...``."""
     try:
-        write(sb)
+        sb, program_ops = _collect(module)
+    except PassError as e:
+        raise DiagnosticError(op_error(e.op, e.message, e.notes)) from None
+    try:
+        return sb, write(sb)
     except SeqBinError as e:
         m = re.match(r"(?:refusing to write an invalid seq\.bin: )?program (\d+): (.*)", str(e), re.S)
         if m and int(m.group(1)) < len(program_ops):
-            raise PassError(program_ops[int(m.group(1))], f"cannot be serialised: {m.group(2)}") from None
-        raise
-    return sb
-
+            op = program_ops[int(m.group(1))]
+            raise DiagnosticError(op_error(op, f"cannot be serialised: {m.group(2)}")) from None
+        raise DiagnosticError(Diagnostic.error(f"cannot serialise seq.bin: {e}")) from None

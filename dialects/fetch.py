@@ -55,7 +55,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
-from fetchc.diagnostics import OpError
+from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout
+from fetchc.frontend.diagnostics import OpError
 
 # ---------------------------------------------------------------------------
 # !fetch.stream
@@ -444,80 +445,6 @@ def run_checks(checks: Sequence[Callable[[], None]]) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Affine maps and memref layouts
-# ---------------------------------------------------------------------------
-
-
-class NonLinearMap(ValueError):
-    pass
-
-
-def _linear(expr: AffineExpr, ndims: int) -> tuple[list[int], int]:
-    if isinstance(expr, AffineDimExpr):
-        c = [0] * ndims
-        c[expr.position] = 1
-        return c, 0
-    if isinstance(expr, AffineConstantExpr):
-        return [0] * ndims, expr.value
-    if isinstance(expr, AffineBinaryOpExpr):
-        if expr.kind == AffineBinaryOpKind.Add:
-            a, ka = _linear(expr.lhs, ndims)
-            b, kb = _linear(expr.rhs, ndims)
-            return [x + y for x, y in zip(a, b)], ka + kb
-        if expr.kind == AffineBinaryOpKind.Mul:
-            a, ka = _linear(expr.lhs, ndims)
-            b, kb = _linear(expr.rhs, ndims)
-            if any(a) and any(b):
-                raise NonLinearMap("a product of two dimensions is not linear")
-            if any(b):
-                a, ka, b, kb = b, kb, a, ka
-            return [x * kb for x in a], ka * kb
-        op = {AffineBinaryOpKind.Mod: "mod", AffineBinaryOpKind.FloorDiv: "floordiv",
-              AffineBinaryOpKind.CeilDiv: "ceildiv"}.get(expr.kind, str(expr.kind))
-        raise NonLinearMap(f"'{op}' is not linear")
-    raise NonLinearMap("symbols are not supported")
-
-
-def linear_coefficients(amap: AffineMap) -> tuple[list[list[int]], list[int]]:
-    """``(coeffs, consts)`` of a linear affine map: ``coeffs[r][d]`` is the
-    coefficient of dim ``d`` in result ``r``.  Raises :class:`NonLinearMap`
-    for ``mod``/``floordiv``/``ceildiv``, products of dims, or symbols."""
-    if amap.num_symbols:
-        raise NonLinearMap("symbols are not supported")
-    coeffs, consts = [], []
-    for e in amap.results:
-        c, k = _linear(e, amap.num_dims)
-        coeffs.append(c)
-        consts.append(k)
-    return coeffs, consts
-
-
-def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
-    """``(strides, offset)`` in elements of a memref with an identity or
-    ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
-    strides/offsets or other layouts."""
-    shape = list(mt.get_shape())
-    if any(d < 0 for d in shape):
-        raise ValueError("dynamic memref shapes are not supported: DM tensors have static shapes")
-    layout = mt.layout
-    if isinstance(layout, NoneAttr):
-        strides, acc = [], 1
-        for d in reversed(shape):
-            strides.append(acc)
-            acc *= d
-        return list(reversed(strides)), 0
-    if isinstance(layout, StridedLayoutAttr):
-        strides = layout.get_strides()
-        offset = layout.get_offset()
-        if any(s is None for s in strides) or offset is None:
-            raise ValueError("dynamic strides or offsets are not supported: DM tensors have static layouts")
-        return [int(s) for s in strides], int(offset)  # type: ignore[arg-type]
-    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
-        return memref_layout(MemRefType(mt.element_type, shape))
-    raise ValueError("only identity and strided<[...], offset: N> memref layouts are supported")
-
-
-# ---------------------------------------------------------------------------
 # fetch.fetch
 # ---------------------------------------------------------------------------
 
@@ -662,7 +589,7 @@ class FetchOp(IRDLOperation):
     def sequencer_config(self, cast_out: target.ElementType | None = None, infer_cast: bool = True):
         """The derived sequencer configuration (hardware.md §3).  Raises
         OpError stating the numbers when a limit is exceeded."""
-        from fetchc.sequencer import SequencerError, derive
+        from fetchc.target.sequencer import SequencerError, derive
 
         if infer_cast and cast_out is None:
             cast_out = _chain_cast_output(self.result)
@@ -982,14 +909,6 @@ class ConvertOp(_StreamToStream):
         ])
 
 
-DEQUANT_FORMATS: dict[str, dict] = {
-    "nvfp4": {"block": 16, "scale": target.F8E4M3FN, "tensor_scale": True},
-    "mxfp4": {"block": 32, "scale": target.F8E8M0FNU, "tensor_scale": False},
-}
-"""hardware.md §4: block size (elements along the input axis), block-scale
-type, and whether a per-tensor f32 scale multiplies."""
-
-
 @irdl_op_definition
 class DequantOp(IRDLOperation):
     """``fetch.dequant %codes, %bscale[, %gscale] {format = "nvfp4"|"mxfp4"}``:
@@ -1044,20 +963,20 @@ class DequantOp(IRDLOperation):
         fmt = self.format.data
 
         def formats() -> None:
-            if fmt not in DEQUANT_FORMATS:
+            if fmt not in target.DEQUANT_FORMATS:
                 raise OpError(f"unknown format \"{fmt}\": fetch.dequant decodes \"nvfp4\" or \"mxfp4\"")
-            spec = DEQUANT_FORMATS[fmt]
+            spec = target.DEQUANT_FORMATS[fmt]
             if src.elem != target.F4E2M1FN:
                 raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
             if dst.elem != target.F32:
                 raise OpError(f"produces f32, not {_tname(dst.element_type)}")
-            if target.element_type(bs.element_type) != spec["scale"]:
+            if target.element_type(bs.element_type) != spec.scale:
                 raise OpError(
-                    f"{fmt} block scales are {spec['scale'].name}, but the scale memref holds {_tname(bs.element_type)}"
+                    f"{fmt} block scales are {spec.scale.name}, but the scale memref holds {_tname(bs.element_type)}"
                 )
-            if spec["tensor_scale"] and self.gscale is None:
+            if spec.tensor_scale and self.gscale is None:
                 raise OpError("nvfp4 needs the f32 tensor scale as its third operand")
-            if not spec["tensor_scale"] and self.gscale is not None:
+            if not spec.tensor_scale and self.gscale is not None:
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
             if self.scale_base is not None:
                 sb = self.scale_base.value.data
@@ -1086,7 +1005,7 @@ class DequantOp(IRDLOperation):
         def scale_shape() -> None:
             codes = self.input.owner
             assert isinstance(codes, FetchOp)
-            block = DEQUANT_FORMATS[fmt]["block"]
+            block = target.DEQUANT_FORMATS[fmt].block
             cshape = list(codes.memref.get_shape())
             want = cshape[:-1] + [cshape[-1] // block] if cshape else []
             if not cshape or cshape[-1] % block or list(bs.get_shape()) != want:

@@ -42,7 +42,7 @@ from xdsl.irdl import (
 from xdsl.traits import SymbolOpInterface, SymbolTable
 
 from fetchc import target
-from fetchc.diagnostics import OpError
+from fetchc.frontend.diagnostics import OpError
 from fetchc.dialects.fetch import StreamType, check_linear_uses, run_checks
 
 

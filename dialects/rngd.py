@@ -42,7 +42,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
 from fetchc import target
-from fetchc.diagnostics import OpError
+from fetchc.frontend.diagnostics import OpError
 from fetchc.dialects.fetch import (  # noqa: F401 - PASS_THROUGH, zp_producer, contraction_only_error re-exported
     PASS_THROUGH,
     StreamType,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from fetchc.diagnostics import DiagnosticError
+from fetchc.frontend.diagnostics import DiagnosticError
 from fetchc.seqbin import Program, SeqBin, Table
 
 
@@ -75,10 +75,10 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
-    from fetchc.context import make_context
+    from fetchc.frontend.context import make_context
     from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
-    from fetchc.emit import emit_seqbin
-    from fetchc.parsing import parse_module
+    from fetchc.seqbin.emit import emit_seqbin
+    from fetchc.frontend.parsing import parse_module
 
     if not isinstance(module_or_text, (str, ModuleOp)):
         raise TypeError(

@@ -20,7 +20,8 @@ import json
 import sys
 
 from fetchc import __version__
-from fetchc.diagnostics import Diagnostic, DiagnosticError, SourceManager, check_expected, render_all
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_all
+from fetchc.frontend.verify_diagnostics import check_expected
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -60,9 +61,10 @@ def _read_input(path: str) -> bytes:
 
 
 def main_compile(argv: list[str]) -> int:
-    from fetchc.context import make_context
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline, write_output
-    from fetchc.parsing import decode_source, parse_module, split_input_file
+    from fetchc.frontend.context import make_context
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
+    from fetchc.outputs import write_output
+    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
 
     args = _compile_parser().parse_args(argv)
     filename = "<stdin>" if args.input == "-" else args.input
@@ -136,7 +138,7 @@ def main_compile(argv: list[str]) -> int:
 
 def _emit(module, emit: str, generic: bool) -> bytes:
     from fetchc.driver import print_module
-    from fetchc.emit import emit_seqbin
+    from fetchc.seqbin.emit import emit_seqbin
 
     if emit in ("mlir", "seq"):
         return print_module(module, generic).encode()
@@ -144,7 +146,7 @@ def _emit(module, emit: str, generic: bool) -> bytes:
 
 
 def main_dis(argv: list[str]) -> int:
-    from fetchc.driver import write_output
+    from fetchc.outputs import write_output
     from fetchc.seqbin import SeqBinError, disassemble, read, to_json
 
     p = argparse.ArgumentParser(prog="fetchc dis", description="Print a seq.bin readably (validating it).")
@@ -168,6 +170,98 @@ def main_dis(argv: list[str]) -> int:
     except OSError as e:
         return _error(f"cannot write '{args.output}': {e.strerror or e}")
     return 0
+
+
+# --------------------------------------------------------------------------
+# fetchc sim (ir.md §5)
+# --------------------------------------------------------------------------
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def _sim_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fetchc sim",
+        description=(
+            "Run the Fetch Unit programs of a seq.bin on a DM image (a flat byte file; address 0 is "
+            "its first byte). Each result has shape (packets, packet_size): seq.bin does not store the "
+            "stream's time/packet shape. Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
+            "8-bit floats as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8."
+        ),
+    )
+    p.add_argument("seqbin", help="the seq.bin file")
+    p.add_argument("--dm", required=True, metavar="IMAGE", help="DM image file")
+    p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
+    p.add_argument(
+        "-o", dest="output", required=True, metavar="OUT",
+        help="output path, used exactly: .npy data with --program, else .npz data keyed by program name",
+    )
+    return p
+
+
+def main_sim(argv: list[str]) -> int:
+    """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
+    (ir.md §5).  Returns the exit status: 0 on success, 2 on a usage error,
+    1 on any other error (unreadable or invalid seq.bin, missing DM image, a simulation
+    error, an unwritable output), printed as ``error: ...`` on stderr, never
+    a traceback.  ``-o`` is written exactly as named (``np.save`` / ``np.savez``
+    to a file object, so no suffix is appended), atomically: on failure no
+    file is created and an existing one is left as it was."""
+    import numpy as np
+
+    from fetchc.golden.sim import SimError, simulate
+    from fetchc.outputs import write_atomically
+    from fetchc.seqbin import SeqBinError, read
+
+    parser = _sim_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except _UsageError as e:
+            sys.stderr.write(parser.format_usage())
+            sys.stderr.write(f"error: {e}\n")
+            return 2  # a usage error, like argparse and the other subcommands
+        except SystemExit as e:  # --help
+            return int(e.code or 0) if not isinstance(e.code, str) else 1
+        try:
+            with open(args.seqbin, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return _error(f"{args.seqbin}: cannot read: {e.strerror or e}")
+        try:
+            sb = read(data)
+        except SeqBinError as e:
+            return _error(f"{args.seqbin}: {e}")
+        try:
+            dm = np.fromfile(args.dm, dtype=np.uint8)
+        except OSError as e:
+            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        try:
+            results = simulate(sb, dm, args.program)
+        except SimError as e:
+            return _error(f"{args.seqbin}: {e}")
+        if args.program is not None:
+            arr = results[args.program]
+            write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
+        else:
+            write_atomically(args.output, lambda f: np.savez(f, **results))
+        return 0
+    except KeyboardInterrupt:
+        return _error("interrupted")
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+    except MemoryError:
+        return _error("out of memory")
+    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+        return _error(f"internal error: {type(e).__name__}: {e}")
 
 
 DEEP_STACK_BYTES = 256 << 20
@@ -232,8 +326,6 @@ def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "dis":
         return main_dis(argv[1:])
     if argv and argv[0] == "sim":
-        from fetchc.sim import main_sim
-
         return main_sim(argv[1:])
     return main_compile(argv)
 

@@ -11,11 +11,7 @@ Spec: ir.md §4 (default pipeline) and §5 (command line).
 from __future__ import annotations
 
 import io
-import os
-import sys
-import tempfile
 from collections.abc import Callable, Sequence
-from typing import BinaryIO
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -24,8 +20,9 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from fetchc.context import all_passes
-from fetchc.diagnostics import Diagnostic, DiagnosticError, OpError, PassError, op_error, verify_module
+from fetchc.frontend.context import all_passes
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
+from fetchc.frontend.verify import verify_module
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
 """ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
@@ -118,51 +115,3 @@ def run_pipeline(
         if after_pass is not None:
             after_pass(p, module)
     return PipelineResult(module)
-
-
-def write_atomically(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
-    """Write ``data`` (bytes, or a callback that writes to a binary file
-    object) to ``path``.
-
-    A regular file (or a new one) is written through a temporary file in the
-    same directory and ``os.replace``: readers never see a partial file, a
-    failure leaves any existing file untouched and no temporary file behind.
-    A symlink is followed (the link stays); an existing file keeps its mode,
-    a new one gets ``0666 & ~umask`` like ``open``.  A path that exists but is
-    not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is opened and
-    written directly.  Raises ``OSError``."""
-    if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "wb") as f:
-            data(f) if callable(data) else f.write(data)
-        return
-    real = os.path.realpath(path)
-    try:
-        mode = os.stat(real).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".fetchc-", suffix=".tmp", dir=os.path.dirname(real))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if callable(data):
-                data(f)
-            else:
-                f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_output(path: str, data: bytes) -> None:
-    """Write to ``path`` atomically, or to stdout for ``-``."""
-    if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        write_atomically(path, data)

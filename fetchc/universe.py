@@ -3,6 +3,6 @@
 
 from xdsl.universe import Universe
 
-from fetchc.context import fetchc_dialects, fetchc_passes
+from fetchc.frontend.context import fetchc_dialects, fetchc_passes
 
 FETCHC_UNIVERSE = Universe(all_dialects=fetchc_dialects(), all_passes=fetchc_passes())

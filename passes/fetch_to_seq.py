@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from fetchc import target
-from fetchc.diagnostics import PassError
+from fetchc.frontend.diagnostics import PassError
 from fetchc.dialects.fetch import CastOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 

@@ -24,7 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
-from fetchc.diagnostics import PassError
+from fetchc.frontend.diagnostics import PassError
 from fetchc.dialects.fetch import ADAPTER_ORDER, STAGE_TEXT, CastOp, ConvertOp, StreamType, TableLookupOp
 
 _KIND_OP = {target.TABLE_LOOKUP: "fetch.table_lookup", target.CAST: "fetch.cast"}

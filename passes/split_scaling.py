@@ -41,8 +41,9 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
-from fetchc.diagnostics import OpError, PassError
-from fetchc.dialects.fetch import DEQUANT_FORMATS, CastOp, DequantOp, FetchOp, StreamType, TableLookupOp, linear_coefficients
+from fetchc.frontend.diagnostics import OpError, PassError
+from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
+from fetchc.target.layout import linear_coefficients
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
 
 
@@ -100,8 +101,8 @@ def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> t
 class SplitScaling(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DequantOp, rewriter: PatternRewriter) -> None:
-        fmt = DEQUANT_FORMATS[op.format.data]
-        block = fmt["block"]
+        fmt = target.DEQUANT_FORMATS[op.format.data]
+        block = fmt.block
         codes = op.input.owner
         assert isinstance(codes, FetchOp)
         bs_type = op.bscale.type
@@ -117,7 +118,7 @@ class SplitScaling(RewritePattern):
         # The scale fetch is a Fetch Unit program of its own: check its
         # sequencer limits here, so the error names the dequant and its
         # scale_base rather than an op the user never wrote.
-        scale_cast = target.F32 if fmt["scale"] == target.F8E4M3FN else None
+        scale_cast = target.F32 if fmt.scale == target.F8E4M3FN else None
         try:
             sfetch.sequencer_config(cast_out=scale_cast, infer_cast=False)
         except OpError as e:
@@ -129,7 +130,7 @@ class SplitScaling(RewritePattern):
             ) from None
         rewriter.insert(sfetch, InsertPoint.after(codes))
         scale = sfetch.result
-        if fmt["scale"] == target.F8E4M3FN:
+        if fmt.scale == target.F8E4M3FN:
             scast = CastOp(scale, stype.with_element(target.mlir_type(target.F32)))
             scast.location = op.location
             rewriter.insert(scast, InsertPoint.after(sfetch))

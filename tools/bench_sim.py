@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark the golden model (fetchc.sim) on a large packed-e2m1 decode.
+"""Benchmark the golden model (fetchc.golden.sim) on a large packed-e2m1 decode.
 
 Builds a DM image of random bytes (default 256 MiB = 512 Mi packed
 ``f4E2M1FN`` codes) and a ``seq.bin`` (written and read back with
 :mod:`fetchc.seqbin`) holding one contiguous main-context program:
 ``f4E2M1FN -> f8E4M3FN`` through the paired table, loop nest
 ``[N/65536 : 65536, 65536 : 1] : 64`` (32-byte reads).  Times
-:func:`fetchc.sim.simulate` and prints the input rate in GB/s (10^9 bytes of
+:func:`fetchc.golden.sim.simulate` and prints the input rate in GB/s (10^9 bytes of
 DM image per second; the output is twice as many bytes), the best of
 ``--repeat`` runs, and checks a sample of the output against ``ml_dtypes``.
 
@@ -33,7 +33,8 @@ import time
 import ml_dtypes
 import numpy as np
 
-from fetchc import seqbin, sim
+from fetchc import seqbin
+from fetchc.golden import sim
 from fetchc.seqbin import Program, SeqBin, Table
 from fetchc.target import F4E2M1FN, F8E4M3FN, F32, flit_count
 
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench_sim", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=int, default=256, help="DM image size in MiB (default 256)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs (default 3)")
-    ap.add_argument("--threads", type=int, default=None, help="worker threads (default: fetchc.sim's choice)")
+    ap.add_argument("--threads", type=int, default=None, help="worker threads (default: fetchc.golden.sim's choice)")
     ap.add_argument("--cast", action="store_true", help="decode to f32 (lookup + cast)")
     ap.add_argument("--strided", action="store_true", help="non-mergeable loop nest (general path)")
     ap.add_argument("--files", metavar="DIR", help="also write bench.seq.bin and dm.bin into DIR")

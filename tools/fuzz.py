@@ -23,7 +23,7 @@ Targets (``--target``):
     ``seq.bin`` files compiled from generated programs, then corrupted: bit
     flips, truncations, section-table edits, wrong CRC, corruptions with the
     CRC fixed up (so the deep checks run), huge counts, field edits.  Run
-    through ``fetchc dis``, ``fetchc dis --json`` and, when ``fetchc.sim``
+    through ``fetchc dis``, ``fetchc dis --json`` and, when ``fetchc.golden.sim``
     exists, ``fetchc sim``.
 ``pipeline``
     Valid random modules (several functions and fetch chains) through the
@@ -207,7 +207,7 @@ def worker_main(mem_mb: int, base_dir: str | None = None) -> None:
     import fetchc.seqbin  # noqa: F401, PLC0415
 
     try:
-        import fetchc.sim  # noqa: F401, PLC0415
+        import fetchc.golden.sim  # noqa: F401, PLC0415
     except Exception:  # noqa: BLE001 - absent or broken: the parent decides
         pass
 
@@ -1541,7 +1541,7 @@ def sim_available() -> bool:
     import importlib.util  # noqa: PLC0415
 
     try:
-        return importlib.util.find_spec("fetchc.sim") is not None
+        return importlib.util.find_spec("fetchc.golden.sim") is not None
     except (ImportError, ValueError):
         return False
 

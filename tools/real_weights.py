@@ -4,7 +4,7 @@
 Quantises a real model's 2-D linear weights to NVFP4 (hardware.md §4), builds
 the decode kernel as MLIR text (``fetch.fetch`` + ``fetch.dequant {format =
 "nvfp4"}`` + ``rngd.commit``), compiles it with :func:`fetchc.compile`, lays
-out a DM image, runs the Fetch Unit programs with :func:`fetchc.sim.simulate`
+out a DM image, runs the Fetch Unit programs with :func:`fetchc.golden.sim.simulate`
 and applies the residual IR's downstream ops (``rngd.block_scale`` then
 ``rngd.tensor_scale``).  It then
 
@@ -320,8 +320,8 @@ def _stream_shape(t) -> tuple[int, ...]:
 
 def _downstream(op, values: tuple[Any, ...]) -> np.ndarray:
     """One downstream op (``rngd.block_scale`` / ``rngd.tensor_scale``) by
-    :mod:`fetchc.interp`'s implementation of it."""
-    from fetchc.interp import FetchcFunctions
+    :mod:`fetchc.golden.interp`'s implementation of it."""
+    from fetchc.golden.interp import FetchcFunctions
 
     impl = {"rngd.block_scale": FetchcFunctions.run_block_scale,
             "rngd.tensor_scale": FetchcFunctions.run_tensor_scale}[op.name]
@@ -334,7 +334,7 @@ def run_residual(module, program_outputs: dict[str, np.ndarray], args: dict[str,
     ``fetch_seq.program`` results are the simulator's outputs (by program
     name), reshaped to the stream's time + packet shape; ``rngd.block_scale``
     and ``rngd.tensor_scale`` are applied as the IR says, by
-    :mod:`fetchc.interp`'s implementations; ``rngd.commit`` writes the
+    :mod:`fetchc.golden.interp`'s implementations; ``rngd.commit`` writes the
     stream, row-major, into the memref argument it names (``args`` maps
     argument names, e.g. ``"g"``, to values).  Any other op is an error.
     Returns ``{memref argument name: array}`` for every commit."""
@@ -360,8 +360,8 @@ def run_residual(module, program_outputs: dict[str, np.ndarray], args: dict[str,
 
 
 def simulate(sb: SeqBin, dm: np.ndarray) -> dict[str, np.ndarray]:
-    """All programs of ``sb`` on ``dm`` through :func:`fetchc.sim.simulate`."""
-    from fetchc.sim import simulate as sim
+    """All programs of ``sb`` on ``dm`` through :func:`fetchc.golden.sim.simulate`."""
+    from fetchc.golden.sim import simulate as sim
 
     return sim(sb, dm)
 

@@ -9,15 +9,12 @@ Everything here is return-value based (no global handler, no global state):
 * :class:`OpError` is what op verifiers and passes raise: an error at the op
   being verified plus ``(op, message)`` notes.  :func:`op_error` turns an op
   and a message into a :class:`Diagnostic` (MLIR's ``'dialect.op' op ...``
-  prefix), :func:`verify_module` verifies a whole module and returns every
-  op's error.
+  prefix).
 * :func:`render` prints a diagnostic exactly like ``mlir-opt`` (location,
   severity, message, the source line, a caret), using a :class:`SourceManager`
   for the source text.
-* :func:`check_expected` implements ``--verify-diagnostics`` with MLIR's
-  semantics (``SourceMgrDiagnosticVerifierHandler``): it compares the
-  diagnostics of one input against the ``// expected-*`` comments of its text
-  and returns the failures ``mlir-opt`` would print (empty list = success).
+* Verification (:mod:`fetchc.frontend.verify`) and ``--verify-diagnostics``
+  (:mod:`fetchc.frontend.verify_diagnostics`) build on these.
 
 Locations are 1-based ``(filename, line, column)`` tuples; the column counts
 characters (code points), not bytes, so the caret lines up on screen.  A line
@@ -30,7 +27,6 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
 
 from xdsl.dialects.builtin import (
     CallSiteLoc,
@@ -49,14 +45,14 @@ __all__ = [
     "OpError",
     "SourceManager",
     "LineIndex",
-    "check_expected",
     "flatten",
     "location_of",
     "op_error",
     "op_location",
     "render",
     "render_all",
-    "verify_module",
+    "exception_text",
+    "display_name",
 ]
 
 Loc = tuple[str, int, int]
@@ -227,90 +223,11 @@ def op_error(
     )
 
 
-def _exception_text(err: BaseException) -> str:
+def exception_text(err: BaseException) -> str:
     """The message of an exception: its first argument, or its type name."""
     if err.args and str(err.args[0]):
         return str(err.args[0])
     return type(err).__name__
-
-
-def _walk_preorder(root: Operation) -> Iterator[Operation]:
-    """Pre-order walk (same order as ``Operation.walk()``), iterative so that
-    deeply nested IR cannot exhaust Python's recursion limit."""
-    stack: list[Operation] = [root]
-    while stack:
-        op = stack.pop()
-        yield op
-        children: list[Operation] = []
-        for region in op.regions:
-            for block in region.blocks:
-                children.extend(block.ops)
-        stack.extend(reversed(children))
-
-
-def _raise_underlying(message: str, underlying_error: Exception) -> NoReturn:
-    raise underlying_error
-
-
-def _verify_single(op: Operation) -> None:
-    """``op.verify(verify_nested_ops=False)`` without xDSL's error decoration.
-
-    On a verifier failure xDSL's ``Operation.emit_error`` prints the whole
-    enclosing IR into the exception's ``__notes__`` before re-raising it;
-    with many failing ops that is quadratic (seconds on a few thousand ops)
-    and we ignore those notes anyway.  So, for the duration of the call, the
-    op's ``emit_error`` is shadowed by an instance attribute that just
-    re-raises the original exception (ops without ``__dict__`` keep xDSL's).
-    """
-    try:
-        op.emit_error = _raise_underlying  # type: ignore[method-assign]
-        shadowed = True
-    except (AttributeError, TypeError):
-        shadowed = False
-    try:
-        op.verify(verify_nested_ops=False)
-    finally:
-        if shadowed:
-            try:
-                del op.emit_error
-            except AttributeError:
-                pass
-
-
-def verify_module(module: Operation) -> list[Diagnostic]:
-    """Verify ``module`` and every op nested in it; return all errors.
-
-    Each op is verified on its own (``op.verify(verify_nested_ops=False)``,
-    minus xDSL's IR dump, see ``_verify_single``), in pre-order (the order of ``module.walk()``).  An op gives at most one
-    error: an :class:`OpError` becomes its message plus notes, any other
-    ``VerifyException`` its first argument (xDSL's ``__notes__``, a dump of
-    the whole IR, are ignored), and any other exception raised by a verifier
-    becomes ``verifier failed with <Type>: <message>``.  Every message gets
-    MLIR's ``'<op name>' op`` prefix and the op's location.
-
-    Unlike ``mlir-opt``, which stops at the first op that fails, this reports
-    every failing op, so one run shows every problem of a file.
-
-    Returns the errors in walk order (empty list = the module verifies).
-    Raises nothing: verifier exceptions never propagate.
-    """
-    diagnostics: list[Diagnostic] = []
-    for op in _walk_preorder(module):
-        try:
-            _verify_single(op)
-        except OpError as err:
-            diagnostics.append(op_error(op, err.message, err.notes))
-        except VerifyException as err:
-            diagnostics.append(op_error(op, _exception_text(err)))
-        except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic
-            diagnostics.append(
-                op_error(
-                    op,
-                    f"verifier failed with {type(err).__name__}: "
-                    f"{_exception_text(err)}",
-                )
-            )
-    return diagnostics
 
 
 # --------------------------------------------------------------------------- #
@@ -366,7 +283,7 @@ class SourceManager:
         return None
 
 
-def _display_name(filename: str) -> str:
+def display_name(filename: str) -> str:
     return "<stdin>" if filename == "-" else filename
 
 
@@ -375,7 +292,7 @@ def _header(diag: Diagnostic) -> str:
     prefix = ""
     if diag.loc is not None:
         filename, line, col = diag.loc
-        prefix = _display_name(filename)
+        prefix = display_name(filename)
         if line > 0:
             prefix += f":{line}"
             if col > 0:
@@ -446,205 +363,3 @@ def render_all(
     """Return the concatenated :func:`render` of every diagnostic."""
     manager = _as_source_manager(sources)
     return "".join(render(d, manager) for d in diagnostics)
-
-
-# --------------------------------------------------------------------------- #
-# --verify-diagnostics
-# --------------------------------------------------------------------------- #
-
-# Same pattern as MLIR's SourceMgrDiagnosticVerifierHandlerImpl::expected.
-_EXPECTED_RE = re.compile(
-    r"expected-(error|note|remark|warning)(-re)? *"
-    r"(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}$"
-)
-
-
-@dataclass
-class _Expected:
-    severity: str
-    line: int  # target line (original-file numbering); 0 = @unknown
-    loc: Loc  # where the expected-* comment is
-    text: str  # the {{...}} content as written
-    designator: str  # "" or "@+1", "@above", ...
-    regex: re.Pattern[str] | None = None
-    unknown: bool = False
-    dangling: bool = False
-    matched: bool = False
-
-    def match(self, message: str) -> bool:
-        if self.regex is not None:
-            return self.regex.search(message) is not None
-        return self.text in message
-
-
-def _compile_expected_regex(text: str) -> re.Pattern[str]:
-    """MLIR's ``-re`` form: literal text with ``{{regex}}`` blocks.  Raises
-    ``ValueError`` (unterminated block) or ``re.error`` (bad regex)."""
-    parts: list[str] = []
-    rest = text
-    while rest:
-        start = rest.find("{{")
-        if start == -1:
-            parts.append(re.escape(rest))
-            break
-        parts.append(re.escape(rest[:start]))
-        rest = rest[start + 2 :]
-        end = rest.find("}}")
-        if end == -1:
-            raise ValueError("found start of regex with no end '}}'")
-        block = rest[:end]
-        re.compile(block)
-        parts.append(f"({block})")
-        rest = rest[end + 2 :]
-    return re.compile("".join(parts))
-
-
-def _parse_expectations(
-    text: str, filename: str, line_offset: int
-) -> tuple[list[_Expected], list[Diagnostic]]:
-    """Scan ``text`` for ``expected-*`` designators (MLIR's
-    ``computeExpectedDiags``); return them and errors for malformed ones."""
-    expectations: list[_Expected] = []
-    errors: list[Diagnostic] = []
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()  # the text ends with a newline: no line after it
-    last_non_designator = 0  # 0-based index of the last ordinary line
-    pending_below: list[_Expected] = []
-    for index, raw in enumerate(lines):
-        found = _EXPECTED_RE.search(raw.rstrip())
-        if found is None:
-            for exp in pending_below:
-                exp.line = index + 1 + line_offset
-                exp.dangling = False
-            pending_below.clear()
-            last_non_designator = index
-            continue
-        severity, is_re, designator, where, content = found.groups()
-        loc = (filename, index + 1 + line_offset, found.start() + 1)
-        exp = _Expected(severity, index + 1 + line_offset, loc, content, designator or "")
-        if is_re:
-            try:
-                exp.regex = _compile_expected_regex(content)
-            except ValueError as err:
-                errors.append(Diagnostic("error", str(err), loc))
-                continue
-            except re.error as err:
-                errors.append(Diagnostic("error", f"invalid regex: {err}", loc))
-                continue
-        if where is None:
-            pass
-        elif where[0] in "+-":
-            delta = int(where[1:])
-            exp.line += delta if where[0] == "+" else -delta
-        elif where == "unknown":
-            exp.unknown = True
-            exp.line = 0
-        elif where == "above":
-            exp.line = last_non_designator + 1 + line_offset
-        else:  # below: the next line that is not itself a designator
-            exp.dangling = True
-            exp.line = -1  # matches nothing until that line is found
-            pending_below.append(exp)
-        expectations.append(exp)
-    return expectations, errors
-
-
-def check_expected(
-    diagnostics: Sequence[Diagnostic],
-    text: str,
-    filename: str,
-    line_offset: int = 0,
-) -> list[Diagnostic]:
-    """Check ``diagnostics`` against the ``expected-*`` comments of ``text``
-    (``--verify-diagnostics``, MLIR semantics); return the failures.
-
-    ``text`` is one input (a whole file, or one ``--split-input-file`` chunk
-    whose first line is line ``line_offset + 1`` of ``filename``);
-    ``diagnostics`` are all diagnostics produced for it (parser, verifier,
-    passes).  Every diagnostic and every note (flattened, recursively) is
-    matched against the expectations:
-
-    * ``// expected-error {{text}}`` (also ``-note``, ``-warning``,
-      ``-remark``) expects a diagnostic of that severity on the same line
-      whose message *contains* ``text``; ``expected-error-re {{a{{[0-9]+}}b}}``
-      matches literal text with ``{{regex}}`` blocks (``re.search``).
-    * ``@+N`` / ``@-N``: N lines below / above; ``@above``: the closest line
-      above that holds no ``expected-*``; ``@below``: the next such line
-      below; ``@unknown``: a diagnostic without location.
-    * Several expectations on one line each match one diagnostic; a further
-      diagnostic matching an already matched expectation is accepted (as in
-      MLIR).  Diagnostics without a location only match ``@unknown``.
-
-    Failures, as ``mlir-opt`` prints them: ``unexpected <severity>: <msg>``
-    at each unmatched diagnostic; ``'<sev>' diagnostic emitted when expecting
-    a '<sev>'`` at the expectation when only the severity differs; then, at
-    each unmatched expectation's comment, ``expected <severity> "<text>" was
-    not produced`` (with the reason appended when its designator points
-    outside ``text``); malformed ``-re`` patterns give ``invalid regex: ...``.
-
-    Returns the failure diagnostics (all ``error``); empty list = success.
-    Raises nothing.
-    """
-    expectations, failures = _parse_expectations(text, filename, line_offset)
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    first, last = line_offset + 1, line_offset + max(n_lines, 1)
-
-    unexpected: list[Diagnostic] = []
-    for diag in flatten(diagnostics):
-        located = diag.loc is not None and diag.loc[1] > 0
-        if located:
-            assert diag.loc is not None
-            same_file = _display_name(diag.loc[0]) == _display_name(filename)
-            candidates = [
-                e
-                for e in expectations
-                if same_file and not e.unknown and e.line == diag.loc[1]
-            ]
-        else:
-            candidates = [e for e in expectations if e.unknown]
-        hit = next(
-            (
-                e
-                for e in sorted(candidates, key=lambda e: e.matched)
-                if e.severity == diag.severity and e.match(diag.message)
-            ),
-            None,
-        )
-        if hit is not None:
-            hit.matched = True
-            continue
-        near = next((e for e in candidates if e.match(diag.message)), None)
-        if near is not None:
-            unexpected.append(
-                Diagnostic(
-                    "error",
-                    f"'{diag.severity}' diagnostic emitted when expecting a "
-                    f"'{near.severity}'",
-                    near.loc,
-                )
-            )
-        else:
-            unexpected.append(
-                Diagnostic(
-                    "error",
-                    f"unexpected {diag.severity}: {diag.message}",
-                    diag.loc if located else None,
-                )
-            )
-
-    missing: list[Diagnostic] = []
-    for exp in expectations:
-        if exp.matched:
-            continue
-        message = f'expected {exp.severity} "{exp.text}" was not produced'
-        if exp.dangling:
-            message += f": no line follows its '{exp.designator}' designator"
-        elif not exp.unknown and not first <= exp.line <= last:
-            message += (
-                f": its designator '{exp.designator}' points at line {exp.line},"
-                f" outside the input (lines {first}-{last})"
-            )
-        missing.append(Diagnostic("error", message, exp.loc))
-
-    return failures + unexpected + missing

@@ -1,7 +1,7 @@
 """Parsing MLIR text into located IR, with MLIR-style diagnostics.
 
-* :class:`LocatedParser` is xDSL's parser that gives every parsed op (and
-  block argument) a ``FileLineColLoc`` at its start, like ``mlir-opt``.
+* :class:`~fetchc.frontend.xdsl_compat.LocatedParser` is xDSL's parser that
+  gives every parsed op (and block argument) a ``FileLineColLoc``.
 * :func:`split_input_file` splits an input on ``// -----`` lines
   (``--split-input-file``).
 * :func:`parse_module` parses one input (or one chunk) and turns *every*
@@ -21,28 +21,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import (
-    FileLineColLoc,
-    IntAttr,
-    LocationAttr,
-    ModuleOp,
-    StringAttr,
-    UnknownLoc,
-)
-from xdsl.ir import Attribute, BlockArgument, Operation, ParametrizedAttribute, SSAValue
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from fetchc.diagnostics import Diagnostic, DiagnosticError, LineIndex, Loc
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, LineIndex, Loc, exception_text
+from fetchc.frontend.xdsl_compat import LocatedParser
 
 __all__ = [
     "SPLIT_MARKER",
-    "LocatedParser",
     "decode_source",
     "parse_module",
     "split_input_file",
@@ -50,23 +39,6 @@ __all__ = [
 
 SPLIT_MARKER = "// -----"
 
-# xDSL 0.75's string-literal regex nests quantifiers (`(?:[^"\\...]+|...)*`),
-# so an unterminated string or a bad escape late on a long line backtracks
-# exponentially: the lexer hangs.  The same language without the inner `+`
-# matches in linear time.  Patched on the class, because xDSL lexes the first
-# token while constructing the parser.
-_LINEAR_STRING_RE = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
-if getattr(MLIRLexer, "_unescaped_characters_regex", None) is not None and (
-    MLIRLexer._unescaped_characters_regex.pattern == r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
-):
-    MLIRLexer._unescaped_characters_regex = _LINEAR_STRING_RE
-
-MAX_INT_WIDTH = 16777215
-"""MLIR's ``IntegerType::kMaxWidth``: wider integer types are rejected."""
-MAX_DENSE_ELEMENTS = 1 << 20
-"""Largest element count of a ``dense<...>`` literal fetchc parses: fetchc's
-own IR never needs one; a bound keeps a splat from allocating gigabytes."""
-_INT_TYPE_RE = re.compile(r"^[su]?i(\d+)$")
 
 # A line that holds MLIR's split marker: optional indentation, `// -----`, and
 # anything that does not extend the dash run (MLIR warns about `// ------`
@@ -92,228 +64,6 @@ def split_input_file(text: str) -> list[tuple[str, int]]:
         start = marker.end() + 1  # skip the marker line's newline
     chunks.append((text[start:], start_line))
     return chunks
-
-
-MAX_ALIAS_EXPANSION = 1 << 20
-"""Largest written-out size (attributes and types) of an alias value."""
-
-
-def _attr_children(attr: object) -> Sequence[object]:
-    if isinstance(attr, ParametrizedAttribute):
-        return attr.parameters
-    data = getattr(attr, "data", None)
-    if isinstance(data, (tuple, list)):
-        return [c for c in data if isinstance(c, Attribute)]
-    if isinstance(data, dict):
-        return [c for c in data.values() if isinstance(c, Attribute)]
-    return ()
-
-
-def _expanded_size(root: object, memo: dict[int, int]) -> int:
-    """Number of attribute nodes of ``root`` written out as a tree (shared
-    sub-attributes counted at every use), capped just above
-    :data:`MAX_ALIAS_EXPANSION`; iterative, memoised by ``id``."""
-    cap = MAX_ALIAS_EXPANSION + 1
-    stack: list[tuple[object, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if key in memo:
-            continue
-        children = _attr_children(node)
-        if done:
-            memo[key] = min(cap, 1 + sum(memo.get(id(c), cap) for c in children))
-            continue
-        stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in memo)
-    return memo[id(root)]
-
-
-class LocatedParser(Parser):
-    """xDSL's :class:`~xdsl.parser.Parser` that attaches source locations.
-
-    Every parsed op whose location is still ``UnknownLoc`` after parsing gets
-    ``FileLineColLoc(name, line, column)`` of its start: its first result
-    (``%x = ...``) if it binds results, else its name, like ``mlir-opt``.  An
-    explicit trailing ``loc(...)`` (even ``loc(unknown)``) wins.  Block
-    arguments get the location of their ``%name`` unless one was written.
-
-    ``line_offset`` is added to every line number (see the module docstring):
-    use it when ``input`` is a chunk of a larger file.
-
-    The implicit top-level ``builtin.module`` (input that is not exactly one
-    ``builtin.module``) takes the location of the first top-level op.  Empty
-    input (only comments / whitespace) gives an empty module.
-    """
-
-    def __init__(
-        self,
-        ctx: Context,
-        input: str,
-        name: str = "<unknown>",
-        line_offset: int = 0,
-    ) -> None:
-        super().__init__(ctx, input, name)
-        self.filename = name
-        self.line_offset = line_offset
-        self.line_index = LineIndex(self.lexer.input.content, line_offset)
-        # Offset of the token that followed the last `loc(...)` parsed: an op
-        # whose parse ends there carried an explicit trailing location.
-        self._after_explicit_loc = -1
-        # Start offsets of the ops being parsed (innermost last), to locate
-        # non-parse errors (a verifier running at construction, ...).
-        self.op_starts: list[int] = []
-        self._top_level_ops: list[Operation] = []
-        # Written-out sizes of alias values (by id), see _parse_alias_def.
-        self._alias_sizes: dict[int, int] = {}
-        # First use of every SSA name that was referenced before definition.
-        self._first_forward_use: dict[str, Span] = {}
-
-    # -- locations ---------------------------------------------------------
-
-    def loc_at(self, offset: int) -> Loc:
-        """Return ``(filename, line, column)`` of a character offset of the
-        input, in original-file lines."""
-        line, col = self.line_index.line_col(offset)
-        return (self.filename, line, col)
-
-    def file_loc_at(self, offset: int) -> FileLineColLoc:
-        """Return the ``FileLineColLoc`` of a character offset of the input."""
-        filename, line, col = self.loc_at(offset)
-        return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
-
-    def parse_optional_location(self) -> LocationAttr | None:
-        """xDSL's, also remembering where an explicit ``loc(...)`` ended."""
-        location = super().parse_optional_location()
-        if location is not None:
-            self._after_explicit_loc = self._current_token.span.start
-        return location
-
-    def _register_ssa_definition(
-        self, name: str, values: Sequence[SSAValue], span: Span
-    ) -> None:
-        super()._register_ssa_definition(name, values, span)
-        if self._after_explicit_loc == self._current_token.span.start:
-            return  # `%arg: type loc(...)` just parsed: keep it
-        for value in values:
-            if isinstance(value, BlockArgument) and isinstance(
-                value.location, UnknownLoc
-            ):
-                value.location = self.file_loc_at(span.start)
-
-    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
-        """xDSL's, also remembering the first use of each forward reference."""
-        name = operand.operand_name
-        if name not in self.ssa_values:
-            self._first_forward_use.setdefault(name, operand.span)
-        return super().resolve_operand(operand, type)
-
-    def _parse_optional_integer_or_float_type(self):
-        """xDSL's, but an integer type wider than MLIR's limit is a parse
-        error at the type (xDSL would compute ``1 << width`` for its value
-        range: an ``OverflowError`` or gigabytes for ``i99999999999``)."""
-        token = self._current_token
-        if token.kind == MLIRTokenKind.BARE_IDENT:
-            found = _INT_TYPE_RE.match(token.text)
-            if found is not None and (len(found.group(1)) > 9 or int(found.group(1)) > MAX_INT_WIDTH):
-                self.raise_error(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", token.span)
-        return super()._parse_optional_integer_or_float_type()
-
-    def _parse_dense_literal_type(self):
-        """xDSL's, but refuse a ``dense<...>`` type with more elements than
-        :data:`MAX_DENSE_ELEMENTS` before xDSL materialises a splat
-        (``dense<1> : tensor<100000000000xi8>`` would allocate it all)."""
-        start = self._current_token.span.start
-        ty = super()._parse_dense_literal_type()
-        n = 1
-        for d in ty.get_shape():
-            n *= max(int(d), 0)
-        if n > MAX_DENSE_ELEMENTS:
-            self.raise_error(
-                f"dense literal of {n} elements is too large for fetchc (at most {MAX_DENSE_ELEMENTS})",
-                start,
-                self._current_token.span.start,
-            )
-        return ty
-
-    def _parse_alias_def(self) -> None:
-        """xDSL's, but refuse an alias whose value, written out, has more
-        than :data:`MAX_ALIAS_EXPANSION` attributes: aliases can nest so
-        that a few lines denote an exponentially large type, which the
-        printer (``--emit=mlir``, which prints no aliases) would never finish."""
-        start = self._current_token.span
-        super()._parse_alias_def()
-        value = self.attribute_aliases.get(start.text)
-        if value is not None and _expanded_size(value, self._alias_sizes) > MAX_ALIAS_EXPANSION:
-            self.raise_error(
-                f"alias '{start.text}' expands to more than {MAX_ALIAS_EXPANSION} nested "
-                "attributes and types when written out; fetchc refuses such inputs",
-                start,
-            )
-
-    def _get_op_by_name(self, name: str) -> type[Operation]:
-        known = self.ctx.get_optional_op(
-            name, dialect_stack=self._parser_state.dialect_stack
-        )
-        if known is None and self.op_starts:
-            # Point at the op name (xDSL points after it).
-            content = self.lexer.input.content
-            pos = content.rfind(name, self.op_starts[-1], self._current_token.span.start)
-            if pos > 0 and content[pos - 1] == '"':
-                pos -= 1
-            if pos >= 0:
-                self.raise_error(f"Operation {name} is not registered", pos)
-        return super()._get_op_by_name(name)
-
-    def parse_operation(self) -> Operation:
-        """xDSL's, then give the op the location of its start unless it got
-        one (or an explicit ``loc(...)``).  Returns the op; raises what xDSL
-        raises."""
-        start = self._current_token.span.start
-        depth = len(self.op_starts)
-        self.op_starts.append(start)
-        op = super().parse_operation()
-        del self.op_starts[depth:]
-        explicit = self._after_explicit_loc == self._current_token.span.start
-        if not explicit and isinstance(op.location, UnknownLoc):
-            op.location = self.file_loc_at(start)
-        if depth == 0:
-            self._top_level_ops.append(op)
-        return op
-
-    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """Parse the whole input into a ``builtin.module``.
-
-        Returns the module: the input's single ``builtin.module`` op, or an
-        implicit module around all top-level ops (empty for an input without
-        ops).  Raises xDSL's ``ParseError`` (and whatever xDSL raises) on bad
-        input; :func:`parse_module` turns those into diagnostics.
-        """
-        if self._current_token.kind == MLIRTokenKind.EOF:
-            module = ModuleOp([])
-            module.location = self.file_loc_at(0)
-            return module
-        try:
-            module = super().parse_module(allow_implicit_module)
-        except ParseError as err:
-            if not err.msg.startswith("values used but not defined"):
-                raise
-            undefined = [
-                (self._first_forward_use[name].start, name)
-                for name in self.forward_ssa_references
-                if name in self._first_forward_use
-            ]
-            if not undefined:
-                raise
-            # xDSL reports these at the end of the input; MLIR at the use.
-            _, name = min(undefined)
-            self.raise_error(
-                f"use of undeclared SSA value name %{name}",
-                self._first_forward_use[name],
-            )
-        if self._top_level_ops and module is not self._top_level_ops[0]:
-            module.location = self._top_level_ops[0].location
-        return module
 
 
 def decode_source(data: bytes, filename: str) -> str:
@@ -419,19 +169,13 @@ _SEMI_AFFINE = {
 
 def _not_implemented_text(err: BaseException) -> str:
     """MLIR-like wording for what xDSL's parser does not implement."""
-    text = _exception_text(err)
+    text = exception_text(err)
     if "semi-affine" in text:
         for prefix, why in _SEMI_AFFINE.items():
             if text.startswith(prefix):
                 return f"non-affine expression: {why} (semi-affine maps are not supported)"
         return "non-affine expression (semi-affine maps are not supported)"
     return f"unsupported construct: {text}"
-
-
-def _exception_text(err: BaseException) -> str:
-    if err.args and str(err.args[0]):
-        return str(err.args[0])
-    return type(err).__name__
 
 
 def parse_module(
@@ -499,7 +243,7 @@ def parse_module(
         ) from None
     except VerifyException as err:
         loc = _current_loc(parser, text, filename, index)
-        raise DiagnosticError(Diagnostic("error", _exception_text(err), loc)) from None
+        raise DiagnosticError(Diagnostic("error", exception_text(err), loc)) from None
     except ValueError as err:
         if "integer string conversion" not in str(err):
             raise _internal(err, parser, text, filename, index) from None
@@ -535,7 +279,7 @@ def _internal(
         Diagnostic(
             "error",
             f"failed to parse the input ({type(err).__name__}: "
-            f"{_exception_text(err)})",
+            f"{exception_text(err)})",
             loc,
         )
     )

@@ -86,18 +86,9 @@ from xdsl.ir import BlockArgument, SSAValue
 from xdsl.traits import SymbolTable
 
 from fetchc import target
-from fetchc.dialects.fetch import (
-    DEQUANT_FORMATS,
-    CastOp,
-    ConvertOp,
-    DequantOp,
-    FetchOp,
-    StreamType,
-    TableLookupOp,
-    ZpSubOp,
-    linear_coefficients,
-    memref_layout,
-)
+from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
+from fetchc.target.facts import DEQUANT_FORMATS
+from fetchc.target.layout import linear_coefficients, memref_layout
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -110,16 +101,8 @@ from fetchc.dialects.rngd import (
     TransposeOp,
 )
 from fetchc.seqbin import Program, Table
-from fetchc.sim import (
-    SimError,
-    cast_values,
-    check_read_bounds,
-    from_sim_encoding,
-    pack_elements,
-    simulate_program,
-    to_sim_encoding,
-    zp_sub_values,
-)
+from fetchc.golden.sim import SimError, cast_values, check_read_bounds, simulate_program, zp_sub_values
+from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
 from fetchc.target import ElementType
 
 __all__ = [
@@ -416,7 +399,7 @@ class FetchcFunctions(InterpreterFunctions):
         assert isinstance(bs_type, MemRefType)
         bscale = _check_memref(args[1], bs_type, "fetch.dequant block scales")
         fmt = op.format.data
-        block = DEQUANT_FORMATS[fmt]["block"]
+        block = DEQUANT_FORMATS[fmt].block
         idx = fetch_indices(fetch)
         sidx = idx[:-1] + (idx[-1] // block,)
         scale_shape = bscale.shape

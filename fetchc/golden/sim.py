@@ -80,7 +80,6 @@ the encoding helpers :func:`sim_dtype`, :func:`to_sim_encoding`,
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -91,7 +90,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fetchc.driver import write_atomically
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, read
 from fetchc.target import (
     CAST_CODES,
@@ -104,13 +102,13 @@ from fetchc.target import (
     ElementType,
     ZeroPointRule,
 )
+from fetchc.target.encoding import from_sim_encoding, pack_elements, sim_dtype, to_sim_encoding
 
 __all__ = [
     "SimError",
     "simulate_program",
     "simulate",
-    "main_sim",
-    "program_key",
+        "program_key",
     "check_read_bounds",
     "table_lookup_bytes",
     "cast_values",
@@ -121,10 +119,9 @@ __all__ = [
     "pack_elements",
 ]
 
-_LITTLE = sys.byteorder == "little"
 _CAST_BY_CODE: dict[int, tuple[ElementType, ElementType]] = {c: p for p, c in CAST_CODES.items()}
 _ZP_BY_MODE: dict[int, ZeroPointRule] = {r.mode: r for r in ZERO_POINT.values()}
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+from fetchc.target.encoding import UINT as _UINT  # noqa: E402
 
 GENERAL_CHUNK = 1 << 22
 """Elements per chunk on the element-by-element path: bounds the offset
@@ -144,78 +141,6 @@ class SimError(Exception):
     to ``out_dtype``, a bad table index), a zero-point residual outside
     ``i5``/``i9``, or an unknown program name.  The message is one sentence
     naming the program and the numbers involved."""
-
-
-# --------------------------------------------------------------------------
-# Element encoding (ir.md §5)
-# --------------------------------------------------------------------------
-
-
-def sim_dtype(elem: ElementType) -> np.dtype:
-    """The numpy dtype ``fetchc sim`` uses for ``elem`` (ir.md §5): ``uint8``
-    for 4-bit codes and 8-bit float bits, ``uint16`` for ``bf16`` bits, else
-    ``elem.np_dtype`` (``f32``, ``i32``, ``i8``, ``i16``; ``i5`` → ``int8``;
-    ``i9`` → ``int16``)."""
-    if elem.is_subbyte:
-        return np.dtype(np.uint8)
-    if elem.is_float and elem.bits in (8, 16):
-        return np.dtype(_UINT[elem.bits // 8])
-    return np.dtype(elem.np_dtype)
-
-
-def to_sim_encoding(arr: np.ndarray, elem: ElementType, packet_size: int | None = None) -> np.ndarray:
-    """Convert canonical values (an array of ``elem.np_dtype``: ``ml_dtypes``
-    types for the narrow floats and ``int4``, one value per item) to the
-    ``ir.md`` §5 encoding (:func:`sim_dtype`).  Shape is kept, or becomes
-    ``(-1, packet_size)`` when ``packet_size`` is given.  Returns a new array.
-    Raises ``ValueError`` when ``arr``'s dtype is not ``elem.np_dtype``."""
-    arr = np.asarray(arr)
-    if arr.dtype != elem.np_dtype:
-        raise ValueError(f"expected an array of {elem} ({elem.np_dtype}), got {arr.dtype}")
-    if elem.is_subbyte:
-        out = arr.view(np.uint8) & np.uint8(0x0F)
-    elif elem.is_float and elem.bits in (8, 16):
-        out = arr.view(_UINT[elem.bits // 8]).copy()
-    else:
-        out = arr.copy()
-    return out if packet_size is None else out.reshape(-1, packet_size)
-
-
-def from_sim_encoding(enc: np.ndarray, elem: ElementType) -> np.ndarray:
-    """Inverse of :func:`to_sim_encoding`: canonical values of ``elem`` (same
-    shape).  4-bit codes keep their low nibble.  Raises ``ValueError`` for a
-    wrong dtype."""
-    enc = np.asarray(enc)
-    want = sim_dtype(elem)
-    if enc.dtype != want:
-        raise ValueError(f"expected the {want} encoding of {elem}, got {enc.dtype}")
-    if elem.is_subbyte:
-        return (enc & np.uint8(0x0F)).view(elem.np_dtype)
-    if elem.is_float and elem.bits in (8, 16):
-        return enc.view(elem.np_dtype).copy()
-    return enc.astype(elem.np_dtype)
-
-
-def pack_elements(values: np.ndarray, elem: ElementType) -> np.ndarray:
-    """The DM bytes (``uint8``, 1-D) holding ``values`` (canonical, flattened
-    in C order) as the hardware stores them: little-endian; 4-bit types two
-    per byte, element ``2i`` in the low nibble (an odd count leaves the last
-    high nibble 0).  Raises ``ValueError`` for a wrong dtype."""
-    v = np.ascontiguousarray(values).reshape(-1)
-    if v.dtype != elem.np_dtype:
-        raise ValueError(f"expected an array of {elem} ({elem.np_dtype}), got {v.dtype}")
-    _need_little_endian()
-    if elem.is_subbyte:
-        codes = v.view(np.uint8) & np.uint8(0x0F)
-        if codes.size % 2:
-            codes = np.concatenate([codes, np.zeros(1, np.uint8)])
-        return (codes[0::2] | (codes[1::2] << np.uint8(4))).astype(np.uint8)
-    return v.view(np.uint8).copy()
-
-
-def _need_little_endian() -> None:
-    if not _LITTLE:  # pragma: no cover - every supported host is little-endian
-        raise SimError("the simulator needs a little-endian host (DM and seq.bin are little-endian)")
 
 
 # --------------------------------------------------------------------------
@@ -630,7 +555,6 @@ def simulate_program(
     ``out_dtype`` or whose table index is out of range, ``packet_size`` not
     dividing the element count, a zero-point residual outside ``i5``/``i9``.
     """
-    _need_little_endian()
     label = name if name is not None else (prog.name if prog.name is not None else "(unnamed)")
     dm = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
     if dm.dtype != np.uint8:
@@ -890,98 +814,3 @@ def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **k
         i = keys.index(program)
         return {program: simulate_program(sb.programs[i], sb.tables, dm_arr, name=program, **kw)}
     return {k: simulate_program(p, sb.tables, dm_arr, name=k, **kw) for k, p in zip(keys, sb.programs)}
-
-
-# --------------------------------------------------------------------------
-# fetchc sim (ir.md §5)
-# --------------------------------------------------------------------------
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="fetchc sim",
-        description=(
-            "Run the Fetch Unit programs of a seq.bin on a DM image (a flat byte file; address 0 is "
-            "its first byte). Each result has shape (packets, packet_size): seq.bin does not store the "
-            "stream's time/packet shape. Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
-            "8-bit floats as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8."
-        ),
-    )
-    p.add_argument("seqbin", help="the seq.bin file")
-    p.add_argument("--dm", required=True, metavar="IMAGE", help="DM image file")
-    p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
-    p.add_argument(
-        "-o", dest="output", required=True, metavar="OUT",
-        help="output path, used exactly: .npy data with --program, else .npz data keyed by program name",
-    )
-    return p
-
-
-def main_sim(argv: list[str]) -> int:
-    """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
-    (ir.md §5).  Returns the exit status: 0 on success, 2 on a usage error,
-    1 on any other error (unreadable or invalid seq.bin, missing DM image, a simulation
-    error, an unwritable output), printed as ``error: ...`` on stderr, never
-    a traceback.  ``-o`` is written exactly as named (``np.save`` / ``np.savez``
-    to a file object, so no suffix is appended), atomically: on failure no
-    file is created and an existing one is left as it was."""
-    parser = _parser()
-    try:
-        try:
-            args = parser.parse_args(argv)
-        except _UsageError as e:
-            sys.stderr.write(parser.format_usage())
-            sys.stderr.write(f"error: {e}\n")
-            return 2  # a usage error, like argparse and the other subcommands
-        except SystemExit as e:  # --help
-            return int(e.code or 0) if not isinstance(e.code, str) else 1
-        try:
-            with open(args.seqbin, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            return _fail(f"{args.seqbin}: cannot read: {e.strerror or e}")
-        try:
-            sb = read(data)
-        except SeqBinError as e:
-            return _fail(f"{args.seqbin}: {e}")
-        try:
-            dm = np.fromfile(args.dm, dtype=np.uint8)
-        except OSError as e:
-            return _fail(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
-        try:
-            results = simulate(sb, dm, args.program)
-        except SimError as e:
-            return _fail(f"{args.seqbin}: {e}")
-        if args.program is not None:
-            arr = results[args.program]
-            write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
-        else:
-            write_atomically(args.output, lambda f: np.savez(f, **results))
-        return 0
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    except OSError as e:
-        where = getattr(e, "filename", None)
-        return _fail(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
-    except MemoryError:
-        return _fail("out of memory")
-    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
-        return _fail(f"internal error: {type(e).__name__}: {e}")
-
-
-def _fail(msg: str) -> int:
-    sys.stderr.write(f"error: {msg}\n")
-    return 1
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main_sim(sys.argv[1:]))

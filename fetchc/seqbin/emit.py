@@ -14,7 +14,7 @@ import re
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from fetchc import target
-from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, write

@@ -93,6 +93,14 @@ table/program; horizontal alignment padding may vary (FileCheck ignores it)::
 
 from __future__ import annotations
 
+__all__ = [
+    "SeqBinError", "Table", "Program", "SeqBin", "Section", "FileInfo", "write", "read", "read_info",
+    "disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text",
+    "stage_names", "MAGIC", "VERSION_MAJOR", "VERSION_MINOR", "HEADER_SIZE", "ROW_SIZE", "TABLE_RECORD_SIZE",
+    "PROGRAM_RECORD_SIZE", "PROGRAM_WORDS", "SECTION_ALIGN", "NONE_U32", "KIND_TABLES", "KIND_PROGRAMS",
+    "KIND_STRINGS", "KIND_NAMES", "UNIT_NAMES", "STAGE_NAMES",
+]
+
 import json
 import math
 import struct

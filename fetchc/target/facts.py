@@ -3,20 +3,93 @@
 Every hardware fact fetchc relies on lives here, and every other module imports
 it from here: element types and their ``seq.bin`` codes, the conversion tables
 of the adapter's three stages, zero-point ranges, sequencer limits, and the
-lookup-table contents (built from ``ml_dtypes``, never hand-written).
+lookup-table contents (generated from ``ml_dtypes`` into
+:mod:`fetchc.target.tables_data` by ``tools/gen_tables.py``, never
+hand-written), the block-scaled formats, and the conversion routes.
 
-Spec: ``hardware.md`` §1-3 and §5, ``seqbin.md`` ("dtype codes", "TABLES").
+This module imports neither numpy nor ml_dtypes: compiling never needs them.
+:attr:`ElementType.np_dtype` imports them on first use (the golden model).
+
+Spec: ``hardware.md`` §1-4, ``seqbin.md`` ("dtype codes", "TABLES").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
-import ml_dtypes
-import numpy as np
 from xdsl.dialects import builtin
 from xdsl.ir import Attribute
+
+from fetchc.target.tables_data import TABLES as _TABLE_DATA
+
+__all__ = [
+    "ElementType",
+    "I4",
+    "I8",
+    "I16",
+    "I32",
+    "I5",
+    "I9",
+    "F4E2M1FN",
+    "F8E4M3FN",
+    "F8E5M2",
+    "BF16",
+    "F32",
+    "F8E8M0FNU",
+    "ELEMENT_TYPES",
+    "BY_NAME",
+    "BY_CODE",
+    "element_type",
+    "mlir_type",
+    "type_name",
+    "CONTEXTS",
+    "UNIT_CODE",
+    "has_table_register",
+    "STAGE_TABLE_LOOKUP",
+    "STAGE_TYPE_CONVERSION",
+    "STAGE_ZERO_POINT",
+    "ALL_STAGES",
+    "StageKind",
+    "TABLE_LOOKUP_STAGE",
+    "CAST_STAGE",
+    "ZERO_POINT_STAGE",
+    "STAGES",
+    "LOOKUP_TABLES",
+    "CAST_CODES",
+    "ZeroPointRule",
+    "ZERO_POINT",
+    "CONTRACTION_ONLY",
+    "WIDENED_FROM",
+    "ZP_BY_MODE",
+    "CAST_BY_CODE",
+    "lookup_outputs",
+    "cast_outputs",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_SIZE",
+    "FLIT_BYTES",
+    "READ_BYTES",
+    "SUB_READ_BYTES",
+    "BASE_ALIGN",
+    "BASE_LIMIT",
+    "STRIDE_MIN",
+    "STRIDE_MAX",
+    "MEMORY_BITS",
+    "DequantFormat",
+    "DEQUANT_FORMATS",
+    "TABLE_ENTRIES",
+    "TABLE_ENTRY_BYTES",
+    "TABLE_KEY_BYTES",
+    "table_entries",
+    "lookup_table",
+    "table_pairs_text",
+    "flit_count",
+    "TABLE_LOOKUP",
+    "CAST",
+    "NoConversionError",
+    "ROUTES",
+    "offers",
+    "conversion_chain",
+]
 
 # --------------------------------------------------------------------------
 # Element types (hardware.md §1, seqbin.md "dtype codes")
@@ -28,17 +101,25 @@ class ElementType:
     """One of the hardware's element types.
 
     ``name`` is the MLIR builtin spelling (``f4E2M1FN``), ``bits`` the storage
-    width, ``code`` the ``seq.bin`` dtype code, ``np_dtype`` the numpy /
-    ``ml_dtypes`` dtype that holds one value (4-bit types: one value per byte),
-    ``in_flight_only`` marks ``i5``/``i9``, which never live in memory.
+    width, ``code`` the ``seq.bin`` dtype code, ``in_flight_only`` marks
+    ``i5``/``i9``, which never live in memory.  :attr:`np_dtype` is the numpy
+    / ``ml_dtypes`` dtype that holds one value (4-bit types: one value per
+    byte; imported on first use).
     """
 
     name: str
     bits: int
     code: int
     is_float: bool
-    np_dtype: np.dtype
     in_flight_only: bool = False
+
+    @property
+    def np_dtype(self):
+        """The numpy dtype of one canonical value (``numpy.dtype``); imports
+        numpy and ml_dtypes on first use."""
+        from fetchc.target.encoding import numpy_dtype
+
+        return numpy_dtype(self)
 
     @property
     def storage_bytes(self) -> int:
@@ -55,22 +136,18 @@ class ElementType:
         return self.name
 
 
-def _et(name: str, bits: int, code: int, is_float: bool, dt, flight: bool = False):
-    return ElementType(name, bits, code, is_float, np.dtype(dt), flight)
-
-
-I4 = _et("i4", 4, 1, False, ml_dtypes.int4)
-I8 = _et("i8", 8, 2, False, np.int8)
-I16 = _et("i16", 16, 3, False, np.int16)
-I32 = _et("i32", 32, 4, False, np.int32)
-I5 = _et("i5", 5, 5, False, np.int8, True)
-I9 = _et("i9", 9, 6, False, np.int16, True)
-F4E2M1FN = _et("f4E2M1FN", 4, 7, True, ml_dtypes.float4_e2m1fn)
-F8E4M3FN = _et("f8E4M3FN", 8, 8, True, ml_dtypes.float8_e4m3fn)
-F8E5M2 = _et("f8E5M2", 8, 9, True, ml_dtypes.float8_e5m2)
-BF16 = _et("bf16", 16, 10, True, ml_dtypes.bfloat16)
-F32 = _et("f32", 32, 11, True, np.float32)
-F8E8M0FNU = _et("f8E8M0FNU", 8, 12, True, ml_dtypes.float8_e8m0fnu)
+I4 = ElementType("i4", 4, 1, False)
+I8 = ElementType("i8", 8, 2, False)
+I16 = ElementType("i16", 16, 3, False)
+I32 = ElementType("i32", 32, 4, False)
+I5 = ElementType("i5", 5, 5, False, True)
+I9 = ElementType("i9", 9, 6, False, True)
+F4E2M1FN = ElementType("f4E2M1FN", 4, 7, True)
+F8E4M3FN = ElementType("f8E4M3FN", 8, 8, True)
+F8E5M2 = ElementType("f8E5M2", 8, 9, True)
+BF16 = ElementType("bf16", 16, 10, True)
+F32 = ElementType("f32", 32, 11, True)
+F8E8M0FNU = ElementType("f8E8M0FNU", 8, 12, True)
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
     I4, I8, I16, I32, I5, I9, F4E2M1FN, F8E4M3FN, F8E5M2, BF16, F32, F8E8M0FNU,
@@ -137,6 +214,12 @@ CONTEXTS: tuple[str, ...] = ("main", "sub")
 UNIT_CODE: dict[str, int] = {"main": 0, "sub": 1}
 """``seq.bin`` PROGRAMS word 0."""
 
+
+def has_table_register(context: str) -> bool:
+    """Whether a Fetch Unit context can run the table-lookup stage
+    (hardware.md §1: only ``main``; the ``sub`` unit has no table register)."""
+    return context == "main"
+
 # --------------------------------------------------------------------------
 # Adapter stages (hardware.md §2)
 # --------------------------------------------------------------------------
@@ -145,6 +228,26 @@ STAGE_TABLE_LOOKUP = 1 << 0
 STAGE_TYPE_CONVERSION = 1 << 1
 STAGE_ZERO_POINT = 1 << 2
 """``seq.bin`` PROGRAMS word 24 bits."""
+ALL_STAGES = STAGE_TABLE_LOOKUP | STAGE_TYPE_CONVERSION | STAGE_ZERO_POINT
+
+
+@dataclass(frozen=True)
+class StageKind:
+    """One adapter stage (hardware.md §2): ``name`` (``seq.bin`` label),
+    ``text`` (for diagnostics), ``order`` in the pipeline (1, 2, 3), and its
+    ``bit`` in PROGRAMS word 24."""
+
+    name: str
+    text: str
+    order: int
+    bit: int
+
+
+TABLE_LOOKUP_STAGE = StageKind("table_lookup", "table lookup", 1, STAGE_TABLE_LOOKUP)
+CAST_STAGE = StageKind("type_conversion", "type cast", 2, STAGE_TYPE_CONVERSION)
+ZERO_POINT_STAGE = StageKind("zero_point", "zero-point subtraction", 3, STAGE_ZERO_POINT)
+STAGES: tuple[StageKind, ...] = (TABLE_LOOKUP_STAGE, CAST_STAGE, ZERO_POINT_STAGE)
+"""The adapter stages in hardware order: each at most once, in this order."""
 
 LOOKUP_TABLES: dict[tuple[ElementType, ElementType], bool] = {
     (F4E2M1FN, F8E4M3FN): True,
@@ -185,6 +288,12 @@ ZERO_POINT: dict[ElementType, ZeroPointRule] = {
 }
 CONTRACTION_ONLY: frozenset[ElementType] = frozenset({I5, I9})
 """Types only ``rngd.contract_outer`` may consume (hardware.md §2.3)."""
+WIDENED_FROM: dict[ElementType, ElementType] = {r.result: r.source for r in ZERO_POINT.values()}
+"""``i5 -> i4``, ``i9 -> i8``: the type each zero-point result widens."""
+ZP_BY_MODE: dict[int, ZeroPointRule] = {r.mode: r for r in ZERO_POINT.values()}
+"""``seq.bin`` ``zp_mode`` word → its rule."""
+CAST_BY_CODE: dict[int, tuple[ElementType, ElementType]] = {c: pair for pair, c in CAST_CODES.items()}
+"""``seq.bin`` ``type_conversion`` code → ``(input, output)``."""
 
 
 def lookup_outputs(src: ElementType) -> list[ElementType]:
@@ -213,6 +322,34 @@ BASE_ALIGN = 8
 """``base`` must be a multiple of this many bytes."""
 BASE_LIMIT = 1 << 32
 """``base`` (and every address) must be below this."""
+STRIDE_MIN = -(1 << 31)
+STRIDE_MAX = (1 << 31) - 1
+"""Entry strides are stored as i32 (seqbin.md PROGRAMS words 16-23)."""
+MEMORY_BITS = (4, 8, 16, 32)
+"""Element widths that live in DM (i5/i9 exist only in flight)."""
+
+# --------------------------------------------------------------------------
+# Block-scaled 4-bit formats (hardware.md §4)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DequantFormat:
+    """A block-scaled 4-bit format: e2m1 codes, one ``scale`` per ``block``
+    codes along the input axis (elements), and whether one ``f32`` tensor
+    scale multiplies (``tensor_scale``)."""
+
+    name: str
+    block: int
+    scale: ElementType
+    tensor_scale: bool
+
+
+DEQUANT_FORMATS: dict[str, DequantFormat] = {
+    "nvfp4": DequantFormat("nvfp4", 16, F8E4M3FN, True),
+    "mxfp4": DequantFormat("mxfp4", 32, F8E8M0FNU, False),
+}
+"""hardware.md §4: the formats ``fetch.dequant`` decodes, by name."""
 
 # --------------------------------------------------------------------------
 # Lookup tables (hardware.md §2.1, seqbin.md "TABLES")
@@ -223,27 +360,37 @@ TABLE_ENTRY_BYTES = 2
 TABLE_KEY_BYTES = 1
 
 
-@cache
-def _lookup_table(src: ElementType, dst: ElementType) -> bytes:
-    keys = np.arange(TABLE_ENTRIES, dtype=np.uint8)
-    if LOOKUP_TABLES[(src, dst)]:
-        # Paired: key byte k holds two e2m1 codes, k & 0xF (even element) and
-        # k >> 4 (odd element); the entry holds both decoded 8-bit values.
-        codes = np.arange(16, dtype=np.uint8).view(src.np_dtype)
-        decoded = codes.astype(dst.np_dtype).view(np.uint8).astype(np.uint16)
-        entries = decoded[keys & 0xF] | (decoded[keys >> 4] << 8)
-    else:
-        entries = keys.view(src.np_dtype).astype(dst.np_dtype).view(np.uint16)
-    return entries.astype("<u2").tobytes()
-
-
-def lookup_table(src: ElementType, dst: ElementType) -> np.ndarray:
-    """The 256 ``u16`` entries of the table for ``src → dst`` (shape
-    ``(256,)``, dtype ``uint16``), exactly as ``seq.bin`` stores them.
+def table_entries(src: ElementType, dst: ElementType) -> tuple[int, ...]:
+    """The 256 ``u16`` entries of the ``src -> dst`` table, exactly as
+    ``seq.bin`` stores them (entry ``k`` for key byte ``k``).
 
     Raises ``KeyError`` for a pair outside :data:`LOOKUP_TABLES`.
-    Spec: seqbin.md "TABLES"; every entry is ``ml_dtypes``' conversion."""
-    return np.frombuffer(_lookup_table(src, dst), dtype="<u2").copy()
+    Spec: seqbin.md "TABLES"; every entry is ``ml_dtypes``' conversion
+    (checked by ``test/pytest/test_tables_data.py``)."""
+    if (src, dst) not in LOOKUP_TABLES:
+        raise KeyError((src, dst))
+    return _TABLE_DATA[(src.name, dst.name)]
+
+
+def lookup_table(src: ElementType, dst: ElementType):
+    """:func:`table_entries` as a numpy array (shape ``(256,)``, dtype
+    ``uint16``), for the golden model and tests.  Raises ``KeyError`` for a
+    pair outside :data:`LOOKUP_TABLES`."""
+    import numpy as np
+
+    return np.array(table_entries(src, dst), dtype=np.uint16)
+
+
+def table_pairs_text() -> str:
+    """The tables the hardware has, for diagnostics: ``"f4E2M1FN ->
+    f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16"``."""
+    groups: list[str] = []
+    for paired in (True, False):
+        ins = [i for (i, o), p in LOOKUP_TABLES.items() if p is paired]
+        outs = [o for (i, o), p in LOOKUP_TABLES.items() if p is paired]
+        names = lambda ts: "/".join(dict.fromkeys(t.name for t in ts))  # noqa: E731
+        groups.append(f"{names(ins)} -> {names(outs)}" + (", paired" if paired else ""))
+    return ", and ".join(groups)
 
 
 def flit_count(packet_size: int, out: ElementType) -> int:

@@ -23,9 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-import numpy as np
-
-from fetchc import target
+from fetchc.target import facts as target
 from fetchc.target import (
     BASE_ALIGN,
     BASE_LIMIT,
@@ -46,11 +44,6 @@ __all__ = [
     "contiguous_run",
 ]
 
-_STRIDE_MIN = -(1 << 31)
-_STRIDE_MAX = (1 << 31) - 1
-"""``seq.bin`` stores entry strides as i32 (seqbin.md words 16-23)."""
-
-_MEMORY_BITS = (4, 8, 16, 32)
 
 
 class SequencerError(Exception):
@@ -105,11 +98,14 @@ class SequencerConfig:
         """Entries in use (``seq.bin`` word 7)."""
         return len(self.limits)
 
-    def element_offsets(self) -> np.ndarray:
+    def element_offsets(self):
         """Every element offset the loop nest reads, relative to the first
         element read (the one at :attr:`base`), in hardware order (entry 0
         outermost).  Shape ``(prod(limits),)``, dtype ``int64``.  Meant for
-        tests and the simulator; it materialises the whole nest."""
+        tests and the simulator; it materialises the whole nest (and imports
+        numpy)."""
+        import numpy as np
+
         offs = np.zeros((), dtype=np.int64)
         for n, s in zip(self.limits, self.strides):
             offs = offs[..., None] + np.arange(n, dtype=np.int64) * s
@@ -261,7 +257,7 @@ def derive(
             )
     if context not in target.CONTEXTS:
         raise SequencerError(f"unknown Fetch Unit context '{context}' (expected main or sub)")
-    if elem.bits not in _MEMORY_BITS or elem.in_flight_only:
+    if elem.bits not in target.MEMORY_BITS or elem.in_flight_only:
         raise SequencerError(f"{elem} elements cannot be fetched from memory")
     bits = elem.bits
 
@@ -326,7 +322,7 @@ def derive(
             f"needs {len(entries)} sequencer entries, but the table holds {MAX_ENTRIES}"
         )
     for n, s in entries:
-        if not _STRIDE_MIN <= s <= _STRIDE_MAX:
+        if not target.STRIDE_MIN <= s <= target.STRIDE_MAX:
             raise SequencerError(
                 f"sequencer entry [{n} : {s}] has a stride of {s} elements, which does "
                 f"not fit the 32-bit signed stride field"

@@ -25,7 +25,8 @@ from fetchc.diagnostics import (
     render_all,
     verify_module,
 )
-from fetchc.parsing import LocatedParser, decode_source, parse_module, split_input_file
+from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
+from fetchc.frontend.xdsl_compat import LocatedParser
 
 # --------------------------------------------------------------------------- #
 # fixtures

@@ -9,7 +9,7 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
    module from a DM image that this file builds itself (:func:`build_dm`:
    every fetched memref at its ``base`` / ``scale_base``, laid out by its
    ``strided<>`` layout, 4-bit values packed low nibble first).  It shares no
-   code with ``fetchc.interp`` / ``fetchc.sim``: addresses from the memref
+   code with ``fetchc.golden.interp`` / ``fetchc.golden.sim``: addresses from the memref
    layout and the map (coefficients obtained by evaluating the map on unit
    vectors), nibbles unpacked low-first, element conversions with
    ``ml_dtypes`` (``f32 -> bf16`` by integer round-to-nearest-even), NVFP4 as
@@ -17,14 +17,14 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
    (``0xFF`` -> NaN) computed exactly in float64 and rounded once to f32.
    The interpreter's results on the input module must equal it (NaN-aware:
    any NaN equals any NaN).
-2. **Pass by pass.**  The module is interpreted (``fetchc.interp``) before any
+2. **Pass by pass.**  The module is interpreted (``fetchc.golden.interp``) before any
    pass and after each of ``fetch-legalize-convert``, ``fetch-split-scaling``
    and ``fetch-to-seq``; the module must verify after each pass, and every
    memref written by ``rngd.commit``, every returned value and every stream
    fed to ``rngd.contract_outer`` must be identical **bit for bit** (raw
    bits, NaN payloads included).
 3. **Golden model.**  ``fetchc.compile`` compiles the source text; the
-   ``seq.bin`` bytes are read back and ``fetchc.sim.simulate`` runs every
+   ``seq.bin`` bytes are read back and ``fetchc.golden.sim.simulate`` runs every
    program on the DM image.  Each program's output must equal, bit for bit,
    the stream the interpreter's ``fetch_seq.program`` produced for it (after
    ``fetch-to-seq``), in the ``ir.md`` §5 encoding, and also (NaN-aware) the
@@ -44,7 +44,7 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
 ``rngd.contract_outer`` has no arithmetic in the IR contract, so the
 interpreter cannot execute it.  Here every interpreter run registers a stub
 implementation (:class:`_ContractStub`, by wrapping
-``fetchc.interp.make_interpreter``) that records its two operands (the
+``fetchc.golden.interp.make_interpreter``) that records its two operands (the
 adapter stream, e.g. ``i9`` residuals, and the TRF weights) and returns an
 all-zero accumulator stream.  The recorded operands are compared across passes
 and against the reference; the zeros committed downstream are trivially
@@ -99,15 +99,16 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from xdsl.ir.affine import AffineMap
 
 import fetchc
-import fetchc.interp
+import fetchc.golden.interp
 from fetchc import seqbin
 from fetchc.context import all_passes, make_context
 from fetchc.diagnostics import DiagnosticError, render_all, verify_module
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.rngd import ContractOuterOp
-from fetchc.interp import fetch_bases, interpret
+from fetchc.golden.interp import fetch_bases, interpret
 from fetchc.parsing import parse_module
-from fetchc.sim import simulate, to_sim_encoding
+from fetchc.golden.sim import simulate
+from fetchc.target.encoding import to_sim_encoding
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from modgen import GenModule, modules  # noqa: E402
@@ -290,7 +291,7 @@ def make_args(module, fn: str, rng: np.random.Generator, scalars=None) -> list:
 
 
 # --------------------------------------------------------------------------
-# DM image and layouts (independent of fetchc.interp / fetchc.sim)
+# DM image and layouts (independent of fetchc.golden.interp / fetchc.golden.sim)
 # --------------------------------------------------------------------------
 
 
@@ -828,18 +829,18 @@ class _ContractStub(InterpreterFunctions):
 
 @contextlib.contextmanager
 def contract_stub(sink: list):
-    orig = fetchc.interp.make_interpreter
+    orig = fetchc.golden.interp.make_interpreter
 
     def make(module, listeners=()):
         it = orig(module, listeners)
         it.register_implementations(_ContractStub(sink))
         return it
 
-    fetchc.interp.make_interpreter = make
+    fetchc.golden.interp.make_interpreter = make
     try:
         yield
     finally:
-        fetchc.interp.make_interpreter = orig
+        fetchc.golden.interp.make_interpreter = orig
 
 
 class _Programs:

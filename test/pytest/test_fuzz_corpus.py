@@ -98,7 +98,7 @@ def _run_sim(argv: list[str], cwd: Path) -> tuple[int, str, bytes]:
 def _sim_available() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("fetchc.sim") is not None
+    return importlib.util.find_spec("fetchc.golden.sim") is not None
 
 
 def _without_snippets(err: str) -> str:
@@ -139,7 +139,7 @@ def test_corpus_entry(key: str, tmp_path: Path, request):
         rc, err, _ = _run_inprocess(["dis", "in.bin", "-o", "out.bin", *args], tmp_path)
     else:
         if not _sim_available():
-            pytest.skip("fetchc.sim is not available")
+            pytest.skip("fetchc.golden.sim is not available")
         (tmp_path / "in.bin").write_bytes(data)
         (tmp_path / "dm.bin").write_bytes(bytes(1 << 20))
         (tmp_path / "out.bin").write_bytes(SENTINEL)

@@ -1,4 +1,4 @@
-"""Tests for fetchc.interp, the IR interpreter (spec: ir.md §2, §4;
+"""Tests for fetchc.golden.interp, the IR interpreter (spec: ir.md §2, §4;
 hardware.md §2-4), and differential tests across the pass pipeline.
 
 References are computed here independently: the E2M1 ladder and the
@@ -17,7 +17,7 @@ import pytest
 from fetchc import seqbin
 from fetchc.context import all_passes, make_context
 from fetchc.diagnostics import render_all, verify_module
-from fetchc.interp import (
+from fetchc.golden.interp import (
     InterpError,
     e8m0_to_f32,
     fetch_bases,
@@ -26,7 +26,8 @@ from fetchc.interp import (
     program_from_op,
 )
 from fetchc.parsing import parse_module
-from fetchc.sim import pack_elements, simulate, to_sim_encoding
+from fetchc.golden.sim import simulate
+from fetchc.target.encoding import pack_elements, to_sim_encoding
 from fetchc.target import element_type
 
 LADDER = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]

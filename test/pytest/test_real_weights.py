@@ -1,8 +1,8 @@
 """tools/real_weights.py on a small synthetic weight (no optional packages).
 
 The same pipeline functions as the real-model run: NVFP4 quantisation, the
-compiled decode kernel (fetchc.compile → seq.bin → fetchc.sim → residual IR
-through fetchc.interp's downstream ops), the independent numpy reference, and
+compiled decode kernel (fetchc.compile → seq.bin → fetchc.golden.sim → residual IR
+through fetchc.golden.interp's downstream ops), the independent numpy reference, and
 the broken variants.  Only the safetensors loading needs the optional
 ``weights`` extra and is skipped without it.
 """
@@ -118,9 +118,9 @@ def test_compiled_decode_is_bit_exact(report):
 
 def test_compiled_decode_matches_interp_reference():
     """Three ways agree bit for bit: the compiled artefact (sim + residual
-    IR), the numpy reference, and fetchc.interp on the source module's
+    IR), the numpy reference, and fetchc.golden.interp on the source module's
     fetch.dequant."""
-    from fetchc import interp
+    from fetchc.golden import interp
     from fetchc.context import make_context
     from fetchc.parsing import parse_module
 

@@ -236,7 +236,7 @@ def test_failing_dis_leaves_existing_output_untouched(tmp_path: Path):
 
 
 def test_failing_sim_leaves_existing_output_untouched(tmp_path: Path):
-    pytest.importorskip("fetchc.sim")
+    pytest.importorskip("fetchc.golden.sim")
     src = tmp_path / "in.mlir"
     src.write_text(MIXED)
     binary = tmp_path / "in.bin"

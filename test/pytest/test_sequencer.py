@@ -1,4 +1,4 @@
-"""Tests for fetchc.sequencer (hardware.md §3, ir.md §3 rule 8).
+"""Tests for fetchc.target.sequencer (hardware.md §3, ir.md §3 rule 8).
 
 Every expected value below is computed by hand in the comments, never by
 calling the code under test.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchc import target
-from fetchc.sequencer import (
+from fetchc.target.sequencer import (
     SequencerConfig,
     SequencerError,
     build_entries,

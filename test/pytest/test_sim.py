@@ -1,4 +1,4 @@
-"""Tests for fetchc.sim, the golden model (spec: hardware.md §2-3, seqbin.md,
+"""Tests for fetchc.golden.sim, the golden model (spec: hardware.md §2-3, seqbin.md,
 ir.md §5 ``fetchc sim``).
 
 Expected results are computed here independently of the simulator: nibbles
@@ -20,9 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetchc import sim
+from fetchc.golden import sim
+from fetchc.target import encoding
 from fetchc.seqbin import Program, SeqBin, Table, write
-from fetchc.sim import SimError, main_sim, simulate, simulate_program
+from fetchc.cli import main_sim
+from fetchc.golden.sim import SimError, simulate, simulate_program
 from fetchc.target import BF16, F4E2M1FN, F8E4M3FN, F8E5M2, F32, I4, I5, I8, I9, I16, I32
 
 # --------------------------------------------------------------------------
@@ -515,13 +517,13 @@ def test_encoding_round_trip():
             canon = rng.integers(-16, 16, 50).astype(elem.np_dtype)
         else:
             canon = rng.integers(0, 256, 50 * (elem.bits // 8), dtype=np.uint8).view(elem.np_dtype)
-        enc = sim.to_sim_encoding(canon, elem)
-        assert enc.dtype == sim.sim_dtype(elem)
-        back = sim.from_sim_encoding(enc, elem)
+        enc = encoding.to_sim_encoding(canon, elem)
+        assert enc.dtype == encoding.sim_dtype(elem)
+        back = encoding.from_sim_encoding(enc, elem)
         assert back.dtype == elem.np_dtype
         assert np.array_equal(back.view(np.uint8), canon.view(np.uint8))
-    assert sim.to_sim_encoding(np.array([-1, -8, 7], dtype=ml_dtypes.int4), I4).tolist() == [15, 8, 7]
-    assert sim.pack_elements(np.array([1, 2, 3], dtype=np.uint8).view(ml_dtypes.int4), I4).tolist() == [0x21, 0x03]
+    assert encoding.to_sim_encoding(np.array([-1, -8, 7], dtype=ml_dtypes.int4), I4).tolist() == [15, 8, 7]
+    assert encoding.pack_elements(np.array([1, 2, 3], dtype=np.uint8).view(ml_dtypes.int4), I4).tolist() == [0x21, 0x03]
 
 
 def test_no_progress_when_stderr_is_not_a_tty(capsys, monkeypatch):

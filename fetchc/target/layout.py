@@ -1,0 +1,85 @@
+"""Layout maths: linear affine maps and memref layouts, in elements.
+
+:func:`linear_coefficients` turns a ``fetch.fetch`` map into integer
+coefficients; :func:`memref_layout` gives a memref's element strides and
+offset.  :mod:`fetchc.target.sequencer` derives the loop nest from both.
+
+Spec: ir.md §1 (identity or ``strided<>`` layouts), §2 (linear maps: no
+``mod``, ``floordiv``, ``ceildiv``), hardware.md §3.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+
+__all__ = ["NonLinearMap", "linear_coefficients", "memref_layout"]
+
+
+class NonLinearMap(ValueError):
+    """A map that is not linear in its dims (the message says why)."""
+
+
+def _linear(expr: AffineExpr, ndims: int) -> tuple[list[int], int]:
+    if isinstance(expr, AffineDimExpr):
+        c = [0] * ndims
+        c[expr.position] = 1
+        return c, 0
+    if isinstance(expr, AffineConstantExpr):
+        return [0] * ndims, expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        if expr.kind == AffineBinaryOpKind.Add:
+            a, ka = _linear(expr.lhs, ndims)
+            b, kb = _linear(expr.rhs, ndims)
+            return [x + y for x, y in zip(a, b)], ka + kb
+        if expr.kind == AffineBinaryOpKind.Mul:
+            a, ka = _linear(expr.lhs, ndims)
+            b, kb = _linear(expr.rhs, ndims)
+            if any(a) and any(b):
+                raise NonLinearMap("a product of two dimensions is not linear")
+            if any(b):
+                a, ka, b, kb = b, kb, a, ka
+            return [x * kb for x in a], ka * kb
+        op = {AffineBinaryOpKind.Mod: "mod", AffineBinaryOpKind.FloorDiv: "floordiv",
+              AffineBinaryOpKind.CeilDiv: "ceildiv"}.get(expr.kind, str(expr.kind))
+        raise NonLinearMap(f"'{op}' is not linear")
+    raise NonLinearMap("symbols are not supported")
+
+
+def linear_coefficients(amap: AffineMap) -> tuple[list[list[int]], list[int]]:
+    """``(coeffs, consts)`` of a linear affine map: ``coeffs[r][d]`` is the
+    coefficient of dim ``d`` in result ``r``.  Raises :class:`NonLinearMap`
+    for ``mod``/``floordiv``/``ceildiv``, products of dims, or symbols."""
+    if amap.num_symbols:
+        raise NonLinearMap("symbols are not supported")
+    coeffs, consts = [], []
+    for e in amap.results:
+        c, k = _linear(e, amap.num_dims)
+        coeffs.append(c)
+        consts.append(k)
+    return coeffs, consts
+
+
+def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
+    """``(strides, offset)`` in elements of a memref with an identity or
+    ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
+    strides/offsets or other layouts."""
+    shape = list(mt.get_shape())
+    if any(d < 0 for d in shape):
+        raise ValueError("dynamic memref shapes are not supported: DM tensors have static shapes")
+    layout = mt.layout
+    if isinstance(layout, NoneAttr):
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.append(acc)
+            acc *= d
+        return list(reversed(strides)), 0
+    if isinstance(layout, StridedLayoutAttr):
+        strides = layout.get_strides()
+        offset = layout.get_offset()
+        if any(s is None for s in strides) or offset is None:
+            raise ValueError("dynamic strides or offsets are not supported: DM tensors have static layouts")
+        return [int(s) for s in strides], int(offset)  # type: ignore[arg-type]
+    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
+        return memref_layout(MemRefType(mt.element_type, shape))
+    raise ValueError("only identity and strided<[...], offset: N> memref layouts are supported")

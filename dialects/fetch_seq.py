@@ -69,7 +69,7 @@ class TableOp(IRDLOperation):
             "sym_name": StringAttr(sym_name),
             "in_type": target.mlir_type(src),
             "out_type": target.mlir_type(dst),
-            "entries": DenseArrayBase.from_list(i32, [int(x) for x in target.lookup_table(src, dst)]),
+            "entries": DenseArrayBase.from_list(i32, list(target.table_entries(src, dst))),
         }
         if target.LOOKUP_TABLES[(src, dst)]:
             props["paired"] = UnitAttr()

@@ -65,7 +65,7 @@ class FetchToSeqPass(ModulePass):
         for t in op.walk():
             if isinstance(t, TableOp):
                 pair = t.pair
-                if pair not in existing and t.entry_values() == [int(x) for x in target.lookup_table(*pair)]:  # type: ignore[arg-type]
+                if pair not in existing and t.entry_values() == list(target.table_entries(*pair)):  # type: ignore[arg-type]
                     existing[pair] = t  # type: ignore[index]
         taken = {t.sym_name.data for t in op.walk() if isinstance(t, TableOp)}
         tables: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}

@@ -108,8 +108,6 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from fetchc import target
 from fetchc.target import (
     BY_CODE,
@@ -192,12 +190,12 @@ class Table:
         if (src, dst) not in LOOKUP_TABLES:
             pairs = ", ".join(f"{i} -> {o}" for i, o in LOOKUP_TABLES)
             raise ValueError(f"there is no lookup table for {src} -> {dst}; the hardware has {pairs}.")
-        entries = target.lookup_table(src, dst).astype("<u2").tobytes()
+        entries = struct.pack(f"<{TABLE_ENTRIES}H", *target.table_entries(src, dst))
         return Table(LOOKUP_TABLES[(src, dst)], src, dst, entries)
 
     def values(self) -> list[int]:
         """The 256 entries as integers."""
-        return [int(v) for v in np.frombuffer(self.entries, dtype="<u2")]
+        return list(struct.unpack(f"<{len(self.entries) // 2}H", self.entries))
 
 
 @dataclass(frozen=True)
@@ -736,7 +734,7 @@ def table_matches_reference(t: Table) -> bool:
     (``False`` for a pair without a reference table)."""
     if (t.in_dtype, t.out_dtype) not in LOOKUP_TABLES:
         return False
-    ref = target.lookup_table(t.in_dtype, t.out_dtype).astype("<u2").tobytes()
+    ref = struct.pack(f"<{TABLE_ENTRIES}H", *target.table_entries(t.in_dtype, t.out_dtype))
     return bytes(t.entries) == ref and bool(t.paired) == LOOKUP_TABLES[(t.in_dtype, t.out_dtype)]
 
 
@@ -744,6 +742,8 @@ def format_value(bits: int, t: ElementType) -> str:
     """Decode the encoding ``bits`` of float type ``t`` (8 or 16 bits) and
     format it: shortest round-trip decimal without a trailing ``.0``,
     ``inf``/``-inf``, ``nan``/``-nan`` (sign bit)."""
+    import numpy as np  # disassembly only: the compile path never formats values
+
     raw = np.array([bits], dtype=np.uint8 if t.bits <= 8 else np.uint16)
     v = float(raw.view(t.np_dtype)[0])
     if math.isnan(v):

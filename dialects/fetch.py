@@ -6,39 +6,26 @@ stages ``fetch.table_lookup``, ``fetch.cast``, ``fetch.zp_sub``, and the two
 target-independent requests ``fetch.convert`` and ``fetch.dequant`` that the
 passes lower.
 
-Every verifier rule of ``ir.md`` §3 is an op verifier here (rule 3 is checked
-at the consumers, mostly in :mod:`fetchc.dialects.rngd`, with the helpers
-below).  Each op checks its rules in the spec's order and reports only the
-first one it breaks.  Before the rules, every consumer checks that its stream
-operands were produced legally (ir.md §1: streams live inside one function,
-so no stream function arguments, call results, block arguments or other
-dialects' ops); a use by an op outside fetch/rngd (``func.return``, a call,
-...) is reported at the producer, since that op has no verifier of ours.
+Every verifier rule of ``ir.md`` §3 is an op verifier here or in
+:mod:`fetchc.dialects.rngd` (rule 3 is checked at the consumers).  Each op
+checks its rules in the spec's order and reports only the first one it
+breaks; the rules that look beyond one op (stream origin, rules 3, 5, 6, 7
+and the cast part of rule 8) live in :mod:`fetchc.dialects.fetch_chain`.
+Before the rules, every consumer checks that its stream operands were
+produced legally (ir.md §1: streams live inside one function, so no stream
+function arguments, call results, block arguments or other dialects' ops); a
+use by an op outside fetch/rngd (``func.return``, a call, ...) is reported at
+the producer, since that op has no verifier of ours.
 
 Spec: ir.md §1-3, hardware.md §2-3.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar
-
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import (
-    AffineMapAttr,
-    ArrayAttr,
-    IntAttr,
-    IntegerAttr,
-    MemRefType,
-    NoneAttr,
-    StridedLayoutAttr,
-    StringAttr,
-    TypeAttribute,
-    i32,
-    i64,
-)
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -50,436 +37,42 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
-from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
-from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout
+from fetchc.dialects.fetch_chain import (
+    FetchChain,
+    check_foreign_uses,
+    check_linear_uses,
+    check_not_contraction_only,
+    check_same_shape,
+    check_stage_order,
+    check_stream_operands,
+    run_checks,
+)
+from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.frontend.diagnostics import OpError
+from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout
 
-# ---------------------------------------------------------------------------
-# !fetch.stream
-# ---------------------------------------------------------------------------
-
-
-@irdl_attr_definition
-class StreamType(ParametrizedAttribute, TypeAttribute):
-    """``!fetch.stream<ctx, [time], [packet], elem>``: a packet stream in a
-    Fetch Unit.  ``ctx`` is ``main`` or ``sub``; ``time`` and ``packet`` are
-    shapes in elements (time dims outermost, packet dims innermost); ``elem``
-    the element type.  Spec: ir.md §1."""
-
-    name = "fetch.stream"
-
-    context: StringAttr
-    time_shape: ArrayAttr[IntAttr]
-    packet_shape: ArrayAttr[IntAttr]
-    element_type: Attribute
-
-    def __init__(self, context: str, time_shape: Sequence[int], packet_shape: Sequence[int], element_type: Attribute):
-        super().__init__(
-            StringAttr(context),
-            ArrayAttr([IntAttr(d) for d in time_shape]),
-            ArrayAttr([IntAttr(d) for d in packet_shape]),
-            element_type,
-        )
-
-    @property
-    def ctx(self) -> str:
-        return self.context.data
-
-    @property
-    def time(self) -> tuple[int, ...]:
-        return tuple(d.data for d in self.time_shape.data)
-
-    @property
-    def packet(self) -> tuple[int, ...]:
-        return tuple(d.data for d in self.packet_shape.data)
-
-    @property
-    def elem(self) -> target.ElementType | None:
-        return target.element_type(self.element_type)
-
-    def with_element(self, element_type: Attribute) -> "StreamType":
-        return StreamType(self.ctx, self.time, self.packet, element_type)
-
-    def with_shape(self, time: Sequence[int], packet: Sequence[int]) -> "StreamType":
-        return StreamType(self.ctx, time, packet, self.element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        def dim() -> IntAttr:
-            pos = parser.pos
-            d = parser.parse_integer(allow_boolean=False)
-            if d < 1:
-                parser.raise_error(f"!fetch.stream dimensions must be positive, got {d}", pos, parser.pos)
-            return IntAttr(d)
-
-        def shape(what: str) -> ArrayAttr[IntAttr]:
-            pos = parser.pos
-            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
-            if what == "packet" and not dims:
-                parser.raise_error(
-                    "!fetch.stream needs at least one packet dimension (e.g. [1])", pos, parser.pos
-                )
-            return ArrayAttr(dims)
-
-        with parser.in_angle_brackets():
-            pos = parser.pos
-            ctx = parser.parse_identifier()
-            if ctx not in target.CONTEXTS:
-                parser.raise_error(f"!fetch.stream context must be 'main' or 'sub', not '{ctx}'", pos, parser.pos)
-            parser.parse_punctuation(",")
-            time = shape("time")
-            parser.parse_punctuation(",")
-            packet = shape("packet")
-            parser.parse_punctuation(",")
-            elem = parser.parse_type()
-        return (StringAttr(ctx), time, packet, elem)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(f"{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], ")
-            printer.print_attribute(self.element_type)
-
-    def verify(self) -> None:
-        if self.ctx not in target.CONTEXTS:
-            raise VerifyException(f"stream context must be 'main' or 'sub', not '{self.ctx}'")
-        if not self.packet:
-            raise VerifyException("a stream's packet shape needs at least one dimension")
-        for d in self.time + self.packet:
-            if d < 1:
-                raise VerifyException(f"stream dimensions must be positive, got {d}")
-
-    def spelled(self) -> str:
-        """MLIR spelling, for diagnostics."""
-        return f"!fetch.stream<{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], {target.type_name(self.element_type)}>"
-
-
-def stream_type(v: SSAValue) -> StreamType | None:
-    t = v.type
-    return t if isinstance(t, StreamType) else None
-
-
-# ---------------------------------------------------------------------------
-# Shared verifier helpers
-# ---------------------------------------------------------------------------
+__all__ = [
+    "StreamType",
+    "stream_type",
+    "FetchOp",
+    "TableLookupOp",
+    "CastOp",
+    "ZpSubOp",
+    "ConvertOp",
+    "DequantOp",
+    "Fetch",
+]
 
 
 def _tname(attr: Attribute) -> str:
     return target.type_name(attr)
 
-
-STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")
-"""Dialects whose ops produce and consume ``!fetch.stream`` values."""
-
-PASS_THROUGH = ("rngd.switch", "rngd.collect")
-
-
-def is_stream_op(op: Operation) -> bool:
-    """Whether ``op`` belongs to a dialect that may produce or consume a
-    stream (``fetch``, ``rngd``, ``fetch_seq``)."""
-    return op.name.split(".", 1)[0] in STREAM_DIALECTS
-
-
-def zp_producer(v: SSAValue) -> Operation | None:
-    """The ``fetch.zp_sub`` that produced ``v``, looking through
-    ``rngd.switch``/``rngd.collect``."""
-    for _ in range(10_000):
-        owner = v.owner
-        if not isinstance(owner, Operation):
-            return None
-        if owner.name == "fetch.zp_sub":
-            return owner
-        if owner.name in PASS_THROUGH and owner.operands:
-            v = owner.operands[0]
-            continue
-        return None
-    return None
-
-
-_WIDEN_FROM = {"i5": "i4", "i9": "i8"}
-
-
-def contraction_only_fix(elem: str) -> str:
-    """The fix for a rule-3 violation on an ``elem`` (i5/i9) stream, as a
-    ``; ...`` suffix (empty for other types)."""
-    src = _WIDEN_FROM.get(elem)
-    if src is None:
-        return ""
-    return (
-        f"; to use the values elsewhere, widen the {src} stream with fetch.cast ({src} -> i32) instead of "
-        "fetch.zp_sub and subtract the zero point downstream"
-    )
-
-
-def contraction_only_error(op: Operation, v: SSAValue, what: str) -> OpError:
-    """Rule 3 at a consumer ``op`` of the i5/i9 stream ``v``.  ``what`` says
-    what ``op`` does, with ``{t}`` for the type (``"commit an {t} stream to
-    memory"``).  The note points at the producing ``fetch.zp_sub``."""
-    t = v.type
-    assert isinstance(t, StreamType)
-    e = target.type_name(t.element_type)
-    producer = zp_producer(v)
-    notes = [(producer, f"the {e} stream is produced here by zero-point subtraction")] if producer else []
-    return OpError(
-        f"cannot {what.format(t=e)}: {e} is the Contraction Engine's staging type, and its only consumer is "
-        "rngd.contract_outer (through rngd.switch / rngd.collect); it cannot be committed to memory, stored "
-        "to TRF or VRF, transposed, or fed to any other engine" + contraction_only_fix(e),
-        notes,
-    )
-
-
-def check_not_contraction_only(op: Operation, v: SSAValue, what: str) -> None:
-    """Rule 3: raise :func:`contraction_only_error` if ``v`` is an i5/i9
-    stream (``op`` is not one of the ops that may consume it)."""
-    t = v.type
-    if isinstance(t, StreamType) and t.elem in target.CONTRACTION_ONLY:
-        raise contraction_only_error(op, v, what)
-
-
-def _count(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
-    """ir.md §1 for function signatures: ``(func.func op, message)`` for each
-    function whose arguments or results include a stream, used or not (a
-    use is also reported by the consumer's verifier).  Called by the driver
-    after op verification, since ``func.func`` is not ours to verify."""
-    out: list[tuple[Operation, str]] = []
-    for op in module.walk():
-        if op.name != "func.func":
-            continue
-        ftype = getattr(op, "function_type", None)
-        if ftype is None:
-            continue
-        ins = [i for i, t in enumerate(ftype.inputs.data) if isinstance(t, StreamType)]
-        outs = [i for i, t in enumerate(ftype.outputs.data) if isinstance(t, StreamType)]
-        if ins or outs:
-            what = (f"argument #{ins[0]}" if ins else f"result #{outs[0]}")
-            out.append((
-                op,
-                f"has a !fetch.stream {what}, but streams live inside one function: a stream may not be a "
-                "function argument or result; pass the memref and read it with fetch.fetch where it is consumed",
-            ))
-    return out
-
-
-def check_stream_operands(op: Operation) -> None:
-    """ir.md §1: a stream operand must be produced in this function by a
-    fetch/rngd op; a stream may not be a function argument (or any block
-    argument) nor the result of a call or of an op of another dialect."""
-    streams = [(i, v) for i, v in enumerate(op.operands) if isinstance(v.type, StreamType)]
-    for i, v in streams:
-        which = "its input stream" if len(streams) == 1 else f"its stream operand #{i}"
-        owner = v.owner
-        if isinstance(owner, Block):
-            parent = owner.parent_op()
-            if parent is not None and parent.name == "func.func" and owner.prev_block is None:
-                sym = getattr(parent, "sym_name", None)
-                fn = f" of @{sym.data}" if isinstance(sym, StringAttr) else ""
-                raise OpError(
-                    f"{which} is a function argument{fn}, but a stream may not be a function argument: streams "
-                    "live inside one function; pass the memref instead and read it here with fetch.fetch"
-                )
-            where = f" of '{parent.name}'" if parent is not None else ""
-            raise OpError(
-                f"{which} is a block argument{where}, but a stream cannot cross a block or region boundary; "
-                "read the memref with fetch.fetch in the block that consumes the stream"
-            )
-        if is_stream_op(owner):
-            if owner.parent_block() is not op.parent_block():
-                raise OpError(
-                    f"{which} is produced outside this op's block, but a stream cannot cross a block or region "
-                    "boundary (it would be consumed once per execution of the region, or not at all); read the "
-                    "memref with fetch.fetch in the block that consumes the stream",
-                    [(owner, "the stream is produced here")],
-                )
-            continue
-        if owner.name == "func.call":
-            callee = getattr(getattr(owner, "callee", None), "root_reference", None)
-            name = f" to @{callee.data}" if isinstance(callee, StringAttr) else ""
-            raise OpError(
-                f"{which} is the result of a call{name}, but a stream may not be a function result: streams "
-                "live inside one function; pass the memref instead and read it here with fetch.fetch",
-                [(owner, "the call is here")],
-            )
-        raise OpError(
-            f"{which} comes from '{owner.name}', which cannot produce a Fetch Unit stream; streams come from "
-            "fetch.fetch, the adapter stages and the rngd engine ops",
-            [(owner, "the stream is produced here")],
-        )
-
-
-def check_foreign_uses(op: Operation) -> None:
-    """ir.md §1 and rule 3 for uses by ops of other dialects: a stream may not
-    be returned from a function, passed to a call or consumed by any op
-    outside fetch/rngd; an i5/i9 stream reaching one breaks rule 3.  The
-    error is at ``op`` (the producer: the foreign op has no verifier of
-    ours), with a note at the use."""
-    for i, res in enumerate(op.results):
-        t = res.type
-        if not isinstance(t, StreamType):
-            continue
-        foreign = sorted({u.operation for u in res.uses if not is_stream_op(u.operation)}, key=_op_order_key)
-        if not foreign:
-            continue
-        user = foreign[0]
-        which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
-        notes: list[tuple[Operation, str]] = [(user, "used here")]
-        if t.elem in target.CONTRACTION_ONLY:
-            e = t.elem.name  # type: ignore[union-attr]
-            producer = zp_producer(res)
-            if producer is not None and producer is not op:
-                notes.append((producer, f"the {e} stream is produced here by zero-point subtraction"))
-            raise OpError(
-                f"{which} of {e} reaches '{user.name}', but {e} is the Contraction Engine's staging type: its only "
-                "consumer is rngd.contract_outer (through rngd.switch / rngd.collect)" + contraction_only_fix(e),
-                notes,
-            )
-        if user.name == "func.return":
-            raise OpError(
-                f"{which} is returned from the function, but a stream may not be a function result: streams "
-                "live inside one function; consume it here (e.g. rngd.commit it to a memref argument)",
-                notes,
-            )
-        if user.name == "func.call":
-            raise OpError(
-                f"{which} is passed to a call, but a stream may not be a function argument: streams live "
-                "inside one function; pass the memref instead and read it in the callee with fetch.fetch",
-                notes,
-            )
-        raise OpError(
-            f"{which} is used by '{user.name}', which cannot consume a Fetch Unit stream; a stream is consumed "
-            "by an adapter stage, an rngd engine op, or rngd.commit",
-            notes,
-        )
-
-
-def check_linear_uses(op: Operation) -> None:
-    """Rule 6: every stream result has exactly one use (by a fetch/rngd op:
-    :func:`check_foreign_uses` runs first)."""
-    check_foreign_uses(op)
-    for i, res in enumerate(op.results):
-        if not isinstance(res.type, StreamType):
-            continue
-        users: dict[Operation, int] = {}
-        for u in res.uses:
-            users[u.operation] = users.get(u.operation, 0) + 1
-        n = sum(users.values())
-        which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
-        if n == 0:
-            raise OpError(
-                f"{which} is never used: every stream must be consumed exactly once "
-                "(by an adapter stage, an rngd engine op, or rngd.commit)"
-            )
-        if n > 1:
-            raise OpError(
-                f"{which} has {n} uses, but a stream is linear and must be consumed exactly once; "
-                "fetch the tensor again for a second consumer",
-                [(u, "used here" if k == 1 else f"used here {_count(k)}") for u, k in sorted(users.items(), key=lambda x: _op_order_key(x[0]))],
-            )
-
-
-def _op_order_key(op: Operation) -> tuple[int, ...]:
-    loc = getattr(op, "location", None)
-    line = getattr(getattr(loc, "line", None), "data", 0)
-    col = getattr(getattr(loc, "column", None), "data", 0)
-    return (line, col)
-
-
-ADAPTER_ORDER: dict[str, int] = {"fetch.table_lookup": 1, "fetch.cast": 2, "fetch.zp_sub": 3}
-STAGE_TEXT = {"fetch.table_lookup": "table lookup", "fetch.cast": "type cast", "fetch.zp_sub": "zero-point subtraction"}
-
-
-def check_stage_order(op: Operation, operand: SSAValue) -> None:
-    """Rule 5: along one stream, table lookup → cast → zero-point
-    subtraction, each at most once, directly after fetch.fetch."""
-    mine = ADAPTER_ORDER[op.name]
-    prev = operand.owner if isinstance(operand.owner, Operation) else None
-    base_msg = (
-        "the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, "
-        "each at most once, directly after fetch.fetch and before any rngd op"
-    )
-    if prev is None:
-        raise OpError(f"its input is not produced by fetch.fetch: {base_msg}")
-    if prev.name in ("fetch.fetch", "fetch.convert"):
-        return
-    if prev.name in ADAPTER_ORDER:
-        theirs = ADAPTER_ORDER[prev.name]
-        if theirs < mine:
-            return
-        what = "a second " + STAGE_TEXT[op.name] if theirs == mine else f"a {STAGE_TEXT[op.name]} after {STAGE_TEXT[prev.name]}"
-        raise OpError(f"{what} is not possible: {base_msg}", [(prev, f"the {STAGE_TEXT[prev.name]} is here")])
-    raise OpError(
-        f"its input comes from '{prev.name}', not from the Fetch Adapter: {base_msg}; move this stage "
-        f"before the '{prev.name}'",
-        [(prev, "the input is produced here")],
-    )
-
-
-def check_same_shape(op: Operation, src: StreamType, dst: StreamType) -> None:
-    """Rule 7: adapter ops keep context, time and packet shape."""
-    if src.ctx != dst.ctx:
-        raise OpError(f"changes the stream context from {src.ctx} to {dst.ctx}; adapter stages keep the context")
-    if src.time != dst.time or src.packet != dst.packet:
-        raise OpError(
-            f"changes the stream shape from time {list(src.time)} packet {list(src.packet)} to "
-            f"time {list(dst.time)} packet {list(dst.packet)}; adapter stages keep the shape"
-        )
-
-
-def _stream_operand_and_result(op: Operation) -> tuple[StreamType, StreamType]:
-    src = op.operands[0].type
-    dst = op.results[0].type
-    assert isinstance(src, StreamType) and isinstance(dst, StreamType)
-    return src, dst
-
-
-def run_checks(checks: Sequence[Callable[[], None]]) -> None:
-    """Run rule checks in spec order; the first that raises wins."""
-    for c in checks:
-        c()
-
-
 # ---------------------------------------------------------------------------
 # fetch.fetch
 # ---------------------------------------------------------------------------
-
-
-def _chain_cast_output(fetch_result: SSAValue) -> target.ElementType | None:
-    """The output type of the cast stage this fetch's chain will have (after
-    legalisation and scale splitting), or None.  Follows the single use."""
-    v = fetch_result
-    for _ in range(8):
-        uses = list(v.uses)
-        if len(uses) != 1:
-            return None
-        user = uses[0].operation
-        rt = stream_type(user.results[0]) if user.results else None
-        if user.name == "fetch.cast" and rt is not None:
-            return rt.elem
-        src = stream_type(v)
-        on_sub = src is not None and src.ctx == "sub"
-        if user.name == "fetch.dequant":
-            # On sub the dequant is illegal (no table); let its own error speak.
-            return None if on_sub else target.F32
-        if user.name == "fetch.convert" and rt is not None:
-            try:
-                chain = target.conversion_chain(src.element_type, rt.element_type)  # type: ignore[union-attr]
-            except target.NoConversionError:
-                return None
-            if on_sub and any(kind == target.TABLE_LOOKUP for kind, _ in chain):
-                return None  # the convert reports the missing table register
-            for kind, out in chain:
-                if kind == target.CAST:
-                    return out
-        if user.name not in ("fetch.table_lookup", "fetch.convert") or rt is None:
-            return None
-        v = user.results[0]
-    return None
 
 
 @irdl_op_definition
@@ -592,7 +185,7 @@ class FetchOp(IRDLOperation):
         from fetchc.target.sequencer import SequencerError, derive
 
         if infer_cast and cast_out is None:
-            cast_out = _chain_cast_output(self.result)
+            cast_out = FetchChain.of(self).cast_output()
         try:
             return derive(cast_out=cast_out, **self.sequencer_inputs())
         except SequencerError as e:

@@ -2,19 +2,31 @@
 
 (Named ``fetch_seq`` because xDSL already ships CIRCT's ``seq``.)
 
-* ``fetch_seq.table @sym {paired, in_type, out_type, entries}``: one lookup
-  table baked into the sequencer configuration, a module-level symbol.
-  ``entries`` is ``array<i32: ...>`` of the 256 u16 entries exactly as
-  ``seq.bin`` stores them.  Tables are deduplicated by ``fetch-to-seq``.
-* ``%s = fetch_seq.program %buf {...}``: one Fetch Unit program (one
-  ``fetch.fetch`` chain); its fields are the register block of hardware.md §5
-  and seqbin.md PROGRAMS.  It still yields the adapter's output stream, so the
-  downstream ``rngd`` ops stay connected.
+This is the typed register level, as mlir-aie's NPU ops are: each op holds
+exactly one ``seq.bin`` record and the serialiser (:mod:`fetchc.seqbin.emit`)
+only walks and packs.
 
-Spec: ir.md §4 (``fetch-to-seq``), seqbin.md.
+* ``fetch_seq.table @sym {in_type, out_type, entries, paired}``: one lookup
+  table baked into the sequencer configuration, a module-level symbol;
+  ``entries`` is ``array<i32: ...>`` of the 256 u16 entries exactly as
+  ``seq.bin`` stores them (seqbin.md TABLES).  No two tables of a module hold
+  the same table.
+* ``%s = fetch_seq.program %buf {...}``: one Fetch Unit program (one
+  ``fetch.fetch`` chain), the register block of hardware.md §5 / seqbin.md
+  PROGRAMS.  Its enumerated fields are typed attributes:
+  ``unit = #fetch_seq.unit<main>``,
+  ``stages = #fetch_seq.stages<table_lookup,type_conversion>``,
+  ``type_conversion = #fetch_seq.cast<f8E4M3FN_to_f32>``,
+  ``zp_mode = #fetch_seq.zp_mode<i8_to_i9>``.  It still yields the adapter's
+  output stream, so the downstream ``rngd`` ops stay connected.
+
+Spec: ir.md §4 (``fetch-to-seq``), seqbin.md, hardware.md §2-3, §5.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -28,10 +40,13 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -39,19 +54,136 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface, SymbolTable
+from xdsl.utils.str_enum import StrEnum
 
 from fetchc import target
+from fetchc.dialects.fetch import StreamType
+from fetchc.dialects.fetch_chain import check_linear_uses
 from fetchc.frontend.diagnostics import OpError
-from fetchc.dialects.fetch import StreamType, check_linear_uses, run_checks
+
+# ---------------------------------------------------------------------------
+# Enumerated register fields (seqbin.md PROGRAMS words 0, 24, 26, 29)
+# ---------------------------------------------------------------------------
+
+Unit = StrEnum("Unit", {c.upper(): c for c in target.CONTEXTS})
+"""PROGRAMS word 0: the Fetch Unit (``main`` = 0, ``sub`` = 1)."""
+Stage = StrEnum("Stage", {s.name.upper(): s.name for s in target.STAGES})
+"""PROGRAMS word 24 bits: ``table_lookup``, ``type_conversion``, ``zero_point``."""
+Cast = StrEnum("Cast", {f"{s.name}_to_{d.name}".upper(): f"{s.name}_to_{d.name}" for (s, d) in target.CAST_CODES})
+"""PROGRAMS word 26: the seven casts of hardware.md §2.2, ``f8E4M3FN_to_f32``..."""
+ZpMode = StrEnum(
+    "ZpMode", {"NONE": "none", **{f"{r.source.name}_to_{r.result.name}".upper(): f"{r.source.name}_to_{r.result.name}" for r in target.ZERO_POINT.values()}}
+)
+"""PROGRAMS word 29: ``none``, ``i4_to_i5``, ``i8_to_i9``."""
+
+
+class _AngleEnum:
+    """Print and parse an enum attribute as ``#fetch_seq.name<value>``."""
+
+    enum_type: ClassVar[type[StrEnum]]
+    data: StrEnum
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_identifier_or_string_literal(self.data.value)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> StrEnum:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(cls.enum_type)
+
+
+@irdl_attr_definition
+class FetchUnitAttr(_AngleEnum, EnumAttribute[Unit]):  # type: ignore[misc]
+    """``#fetch_seq.unit<main|sub>``: PROGRAMS word 0."""
+
+    name = "fetch_seq.unit"
+
+    @property
+    def code(self) -> int:
+        return target.UNIT_CODE[self.data.value]
+
+
+@irdl_attr_definition
+class StagesAttr(BitEnumAttribute[Stage]):
+    """``#fetch_seq.stages<table_lookup,type_conversion,zero_point>`` or
+    ``#fetch_seq.stages<none>``: PROGRAMS word 24."""
+
+    name = "fetch_seq.stages"
+    none_value = "none"
+
+    def __init__(self, flags: Sequence[Stage] | str | None):
+        super().__init__(flags)
+
+    @property
+    def code(self) -> int:
+        return sum(s.bit for s in target.STAGES if Stage(s.name) in self.data)
+
+    @staticmethod
+    def from_code(code: int) -> StagesAttr:
+        return StagesAttr([Stage(s.name) for s in target.STAGES if code & s.bit])
+
+
+@irdl_attr_definition
+class CastAttr(_AngleEnum, EnumAttribute[Cast]):  # type: ignore[misc]
+    """``#fetch_seq.cast<f8E4M3FN_to_f32>``: PROGRAMS word 26, one of the seven
+    casts of hardware.md §2.2."""
+
+    name = "fetch_seq.cast"
+
+    @property
+    def pair(self) -> tuple[target.ElementType, target.ElementType]:
+        src, dst = self.data.value.split("_to_")
+        return target.BY_NAME[src], target.BY_NAME[dst]
+
+    @property
+    def code(self) -> int:
+        return target.CAST_CODES[self.pair]
+
+    @staticmethod
+    def of(src: target.ElementType, dst: target.ElementType) -> CastAttr:
+        return CastAttr(Cast(f"{src.name}_to_{dst.name}"))
+
+
+@irdl_attr_definition
+class ZpModeAttr(_AngleEnum, EnumAttribute[ZpMode]):  # type: ignore[misc]
+    """``#fetch_seq.zp_mode<none|i4_to_i5|i8_to_i9>``: PROGRAMS word 29."""
+
+    name = "fetch_seq.zp_mode"
+
+    @property
+    def rule(self) -> target.ZeroPointRule | None:
+        if self.data.value == "none":
+            return None
+        return target.ZERO_POINT[target.BY_NAME[self.data.value.split("_to_")[0]]]
+
+    @property
+    def code(self) -> int:
+        rule = self.rule
+        return 0 if rule is None else rule.mode
+
+    @staticmethod
+    def of(rule: target.ZeroPointRule | None) -> ZpModeAttr:
+        if rule is None:
+            return ZpModeAttr(ZpMode("none"))
+        return ZpModeAttr(ZpMode(f"{rule.source.name}_to_{rule.result.name}"))
+
+
+# ---------------------------------------------------------------------------
+# fetch_seq.table
+# ---------------------------------------------------------------------------
 
 
 @irdl_op_definition
 class TableOp(IRDLOperation):
-    """``fetch_seq.table @name {in_type = T, out_type = U, paired, entries =
-    array<i32: ...>}``: a lookup table (256 u16 entries; seqbin.md TABLES).
-    The verifier checks the pair is one of hardware.md §2.1's four, that
-    ``paired`` matches it, and that there are 256 entries below 2^16."""
+    """``fetch_seq.table @name {in_type = T, out_type = U, entries =
+    array<i32: ...>, paired}``: a lookup table (256 u16 entries; seqbin.md
+    TABLES).  The verifier checks the pair is one of hardware.md §2.1's four,
+    that ``paired`` matches it, that there are 256 entries below 2^16, and
+    that no earlier table of the module holds the same table."""
 
     name = "fetch_seq.table"
     sym_name = prop_def(SymbolNameConstraint())
@@ -65,6 +197,9 @@ class TableOp(IRDLOperation):
     assembly_format = "$sym_name attr-dict"
 
     def __init__(self, sym_name: str, src: target.ElementType, dst: target.ElementType):
+        """The reference ``src -> dst`` table (``target.table_entries``) as
+        symbol ``sym_name``.  Raises ``KeyError`` for a pair that is not one
+        of the four tables."""
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "in_type": target.mlir_type(src),
@@ -80,7 +215,12 @@ class TableOp(IRDLOperation):
         return target.element_type(self.in_type), target.element_type(self.out_type)
 
     def entry_values(self) -> list[int]:
+        """The 256 entries as integers."""
         return [int(x) for x in self.entries.get_values()]
+
+    def content(self) -> tuple:
+        """What makes two tables the same table: pair, pairing and entries."""
+        return (self.in_type, self.out_type, self.paired is not None, self.entries)
 
     def verify_(self) -> None:
         s, d = self.pair
@@ -91,6 +231,22 @@ class TableOp(IRDLOperation):
         vals = self.entry_values()
         if len(vals) != target.TABLE_ENTRIES or any(not 0 <= v < 1 << 16 for v in vals):
             raise OpError("needs exactly 256 entries, each a u16")
+        block = self.parent_block()
+        if block is not None:
+            for other in block.ops:
+                if other is self:
+                    break
+                if isinstance(other, TableOp) and other.content() == self.content():
+                    raise OpError(
+                        f"holds the same table as @{other.sym_name.data}: each distinct table appears once "
+                        "(seqbin.md TABLES)",
+                        [(other, "the same table is here")],
+                    )
+
+
+# ---------------------------------------------------------------------------
+# fetch_seq.program
+# ---------------------------------------------------------------------------
 
 
 def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
@@ -100,35 +256,36 @@ def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """``%s = fetch_seq.program %buf {...} : memref<...> -> !fetch.stream<...>``:
-    one Fetch Unit program.
+    one Fetch Unit program, holding exactly its ``seq.bin`` record.
 
     Properties (seqbin.md PROGRAMS; units in brackets): ``program_name``
-    (``function/index``), ``unit`` (0 main, 1 sub), ``base`` [bytes],
-    ``packet_size`` [elements], ``fetch_size`` [bytes per read], ``limits``
-    and ``strides`` (``array<i64>``, outermost first; strides in elements of
-    the memref's type), ``stages`` (bit 0 lookup, 1 cast, 2 zero point),
-    ``table`` (symbol of a ``fetch_seq.table``, optional),
-    ``type_conversion`` (code 0-6, optional), ``zero_point`` (optional),
-    ``flit_count``, ``words_per_packet``, ``cycles`` (informational:
-    ``time_size × words_per_packet``).  ``in_dtype`` is the memref's element
-    type and ``out_dtype`` the result stream's."""
+    (``function/index``), ``unit`` (:class:`FetchUnitAttr`), ``base`` [bytes],
+    ``packet_size`` [elements], ``fetch_size`` [bytes per read], ``limits`` and
+    ``strides`` (``array<i64>``, outermost first; strides in elements of the
+    memref's type), ``stages`` (:class:`StagesAttr`), ``table`` (symbol of a
+    ``fetch_seq.table``, optional), ``type_conversion`` (:class:`CastAttr`,
+    optional), ``zero_point`` (i32, optional), ``zp_mode``
+    (:class:`ZpModeAttr`), ``flit_count``, ``words_per_packet`` and the
+    informational ``cycles`` (``time_size × words_per_packet``).
+    ``in_dtype`` is the memref's element type and ``out_dtype`` the result
+    stream's; the stream's time and packet shape are the MANIFEST's."""
 
     name = "fetch_seq.program"
     source = operand_def(MemRefType)
     result = result_def(StreamType)
 
     program_name = prop_def(StringAttr)
-    unit = prop_def(IntegerAttr)
+    unit = prop_def(FetchUnitAttr)
     base = prop_def(IntegerAttr)
     packet_size = prop_def(IntegerAttr)
     fetch_size = prop_def(IntegerAttr)
     limits = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
-    stages = prop_def(IntegerAttr)
+    stages = prop_def(StagesAttr)
     table = opt_prop_def(SymbolRefAttr)
-    type_conversion = opt_prop_def(IntegerAttr)
+    type_conversion = opt_prop_def(CastAttr)
     zero_point = opt_prop_def(IntegerAttr)
-    zp_mode = prop_def(IntegerAttr)
+    zp_mode = prop_def(ZpModeAttr)
     flit_count = prop_def(IntegerAttr)
     words_per_packet = prop_def(IntegerAttr)
     cycles = prop_def(IntegerAttr)
@@ -136,22 +293,54 @@ class ProgramOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: SSAValue, result_type: StreamType, **fields):
-        props: dict[str, Attribute] = {"program_name": StringAttr(fields.pop("program_name"))}
-        for k in ("limits", "strides"):
-            props[k] = DenseArrayBase.from_list(i64, list(fields.pop(k)))
-        table = fields.pop("table", None)
+    def __init__(
+        self,
+        source: SSAValue,
+        result_type: StreamType,
+        *,
+        program_name: str,
+        base: int,
+        packet_size: int,
+        fetch_size: int,
+        limits: Sequence[int],
+        strides: Sequence[int],
+        table: str | None,
+        cast: tuple[target.ElementType, target.ElementType] | None,
+        zero_point: tuple[target.ZeroPointRule, int] | None,
+        flit_count: int,
+        words_per_packet: int,
+        cycles: int,
+    ):
+        """One register block.  ``table``: the symbol of its
+        ``fetch_seq.table`` or None; ``cast``: the cast stage's ``(input,
+        output)`` or None; ``zero_point``: ``(rule, value)`` or None.  The
+        unit comes from the result stream's context and ``stages`` from which
+        of the three are present."""
+        stages = [Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point)) if on is not None]
+        props: dict[str, Attribute] = {
+            "program_name": StringAttr(program_name),
+            "unit": FetchUnitAttr(Unit(result_type.ctx)),
+            "base": IntegerAttr(base, i64),
+            "packet_size": IntegerAttr(packet_size, i64),
+            "fetch_size": IntegerAttr(fetch_size, i64),
+            "limits": DenseArrayBase.from_list(i64, list(limits)),
+            "strides": DenseArrayBase.from_list(i64, list(strides)),
+            "stages": StagesAttr(stages),
+        }
         if table is not None:
             props["table"] = SymbolRefAttr(table)
-        for k in ("type_conversion", "zero_point"):
-            v = fields.pop(k, None)
-            if v is not None:
-                props[k] = IntegerAttr(v, i32 if k == "zero_point" else i64)
-        for k, v in fields.items():
-            props[k] = IntegerAttr(v, i64)
+        if cast is not None:
+            props["type_conversion"] = CastAttr.of(*cast)
+        if zero_point is not None:
+            props["zero_point"] = IntegerAttr(zero_point[1], i32)
+        props["zp_mode"] = ZpModeAttr.of(zero_point[0] if zero_point else None)
+        props["flit_count"] = IntegerAttr(flit_count, i64)
+        props["words_per_packet"] = IntegerAttr(words_per_packet, i64)
+        props["cycles"] = IntegerAttr(cycles, i64)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def field(self, name: str) -> int | None:
+        """An integer field's value (None when an optional one is absent)."""
         a = getattr(self, name)
         return None if a is None else a.value.data
 
@@ -163,97 +352,108 @@ class ProgramOp(IRDLOperation):
     def stride_values(self) -> tuple[int, ...]:
         return _ints(self.strides)
 
+    @property
+    def in_dtype(self) -> target.ElementType | None:
+        mt = self.source.type
+        return target.element_type(mt.element_type) if isinstance(mt, MemRefType) else None
+
+    @property
+    def out_type(self) -> StreamType:
+        assert isinstance(self.result.type, StreamType)
+        return self.result.type
+
     def table_op(self) -> TableOp | None:
+        """The ``fetch_seq.table`` its ``table`` symbol names, or None."""
         if self.table is None:
             return None
         op = SymbolTable.lookup_symbol(self, self.table)
         return op if isinstance(op, TableOp) else None
 
     def verify_(self) -> None:
-        def fields() -> None:
-            lim, st = self.limit_values, self.stride_values
-            if not 1 <= len(lim) <= target.MAX_ENTRIES or len(st) != len(lim):
-                raise OpError(f"needs 1 to {target.MAX_ENTRIES} limits and as many strides")
-            if any(not 1 <= n <= target.MAX_ENTRY_SIZE for n in lim):
-                raise OpError(f"limits must lie in [1, {target.MAX_ENTRY_SIZE}]")
-            if not 0 <= (self.field("base") or 0) < target.BASE_LIMIT:
-                raise OpError(f"base {self.field('base')} is not a DM byte address below 2^32")
-            if any(not -(1 << 31) <= v < (1 << 31) for v in st):
-                raise OpError("strides must fit the 32-bit signed stride field")
-            if self.field("unit") not in target.UNIT_CODE.values():
-                raise OpError("unit must be 0 (main) or 1 (sub)")
-            if self.field("fetch_size") not in target.READ_BYTES:
-                raise OpError(f"fetch_size must be one of {list(target.READ_BYTES)} bytes")
-            stages = self.field("stages") or 0
-            if (self.table is not None) != bool(stages & target.STAGE_TABLE_LOOKUP):
-                raise OpError("has a table exactly when the table-lookup stage bit is set")
-            if self.table is not None and self.table_op() is None:
-                raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
-            if (self.type_conversion is not None) != bool(stages & target.STAGE_TYPE_CONVERSION):
-                raise OpError("has a type_conversion exactly when the type-conversion stage bit is set")
-            if (self.zero_point is not None) != bool(stages & target.STAGE_ZERO_POINT):
-                raise OpError("has a zero_point exactly when the zero-point stage bit is set")
+        check_linear_uses(self)
+        self._verify_fields()
+        self._verify_chain()
 
-        def chain() -> None:
-            # The stage chain must turn the memref's element type into the
-            # result stream's (hardware.md §2), and the per-packet fields
-            # must agree with the types (seqbin.md words 30-31).
-            mt, rt = self.source.type, self.result.type
-            assert isinstance(mt, MemRefType) and isinstance(rt, StreamType)
-            cur = target.element_type(mt.element_type)
-            out = rt.elem
-            if cur is None or cur.in_flight_only:
-                raise OpError(f"reads a memref of {target.type_name(mt.element_type)}, which the Fetch Unit cannot read")
-            if out is None:
-                raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
-            if self.unit.value.data != target.UNIT_CODE[rt.ctx]:
-                raise OpError(f"unit {self.unit.value.data} does not match the result stream's {rt.ctx} context")
-            top = self.table_op()
-            if top is not None:
-                ts, td = top.pair
-                if ts != cur:
-                    raise OpError(f"looks up {cur} keys in the {ts} -> {td} table {self.table}")
-                if rt.ctx == "sub":
-                    raise OpError("has a table lookup on the sub Fetch Unit, which has no table-lookup register")
-                cur = td  # type: ignore[assignment]
-            code = self.field("type_conversion")
-            if code is not None:
-                pair = next((k for k, v in target.CAST_CODES.items() if v == code), None)
-                if pair is None:
-                    raise OpError(f"type_conversion {code} is not a cast code (0-{len(target.CAST_CODES) - 1})")
-                if pair[0] != cur:
-                    raise OpError(f"type_conversion {code} casts {pair[0]} -> {pair[1]}, but its input is {cur}")
-                cur = pair[1]
-            zp_mode = self.field("zp_mode")
-            if self.zero_point is not None:
-                rule = target.ZERO_POINT.get(cur)  # type: ignore[arg-type]
-                if rule is None or rule.mode != zp_mode:
-                    raise OpError(f"zero-point stage on {cur} needs zp_mode {rule.mode if rule else 'none'}, not {zp_mode}")
-                if not rule.lo <= self.field("zero_point") <= rule.hi:  # type: ignore[operator]
-                    raise OpError(f"zero point {self.field('zero_point')} is outside [{rule.lo}, {rule.hi}]")
-                cur = rule.result
-            elif zp_mode != 0:
-                raise OpError(f"zp_mode {zp_mode} without a zero-point stage")
-            if cur != out:
-                raise OpError(f"its stages turn {target.type_name(mt.element_type)} into {cur}, but its result stream holds {out}")
-            packet = 1
-            for d in rt.packet:
-                packet *= d
-            if self.field("packet_size") != packet:
-                raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
-            in_bits = target.element_type(mt.element_type).bits  # type: ignore[union-attr]
-            fetch_bytes = self.field("fetch_size") or 0
-            per_read = fetch_bytes * 8 // in_bits
-            wpp = self.field("words_per_packet") or 0
-            if wpp * per_read != packet:
+    def _verify_fields(self) -> None:
+        lim, st = self.limit_values, self.stride_values
+        if not 1 <= len(lim) <= target.MAX_ENTRIES or len(st) != len(lim):
+            raise OpError(f"needs 1 to {target.MAX_ENTRIES} limits and as many strides")
+        if any(not 1 <= n <= target.MAX_ENTRY_SIZE for n in lim):
+            raise OpError(f"limits must lie in [1, {target.MAX_ENTRY_SIZE}]")
+        if not 0 <= self.base.value.data < target.BASE_LIMIT:
+            raise OpError(f"base {self.base.value.data} is not a DM byte address below 2^32")
+        if any(not target.STRIDE_MIN <= v <= target.STRIDE_MAX for v in st):
+            raise OpError("strides must fit the 32-bit signed stride field")
+        if self.field("fetch_size") not in target.READ_BYTES:
+            raise OpError(f"fetch_size must be one of {list(target.READ_BYTES)} bytes")
+        stages = self.stages.code
+        if (self.table is not None) != bool(stages & target.STAGE_TABLE_LOOKUP):
+            raise OpError("has a table exactly when the table-lookup stage bit is set")
+        if self.table is not None and self.table_op() is None:
+            raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
+        if (self.type_conversion is not None) != bool(stages & target.STAGE_TYPE_CONVERSION):
+            raise OpError("has a type_conversion exactly when the type-conversion stage bit is set")
+        if (self.zero_point is not None) != bool(stages & target.STAGE_ZERO_POINT):
+            raise OpError("has a zero_point exactly when the zero-point stage bit is set")
+
+    def _verify_chain(self) -> None:
+        # The stage chain must turn the memref's element type into the result
+        # stream's (hardware.md §2), and the per-packet fields must agree
+        # with the types (seqbin.md words 30-31).
+        mt, rt = self.source.type, self.out_type
+        assert isinstance(mt, MemRefType)
+        cur = self.in_dtype
+        out = rt.elem
+        if cur is None or cur.in_flight_only:
+            raise OpError(f"reads a memref of {target.type_name(mt.element_type)}, which the Fetch Unit cannot read")
+        if out is None:
+            raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
+        if self.unit.data.value != rt.ctx:
+            raise OpError(f"unit {self.unit.data.value} does not match the result stream's {rt.ctx} context")
+        top = self.table_op()
+        if top is not None:
+            ts, td = top.pair
+            if ts != cur:
+                raise OpError(f"looks up {cur} keys in the {ts} -> {td} table {self.table}")
+            if not target.has_table_register(rt.ctx):
+                raise OpError("has a table lookup on the sub Fetch Unit, which has no table-lookup register")
+            cur = td  # type: ignore[assignment]
+        if self.type_conversion is not None:
+            src, dst = self.type_conversion.pair
+            if src != cur:
+                raise OpError(f"type_conversion {self.type_conversion.data.value} casts {src} -> {dst}, but its input is {cur}")
+            cur = dst
+        rule = self.zp_mode.rule
+        if self.zero_point is not None:
+            want = target.ZERO_POINT.get(cur)  # type: ignore[arg-type]
+            if want is None or rule != want:
                 raise OpError(
-                    f"words_per_packet {wpp} x {per_read} elements per {fetch_bytes}-byte read is not the packet of {packet}"
+                    f"zero-point stage on {cur} needs zp_mode {ZpModeAttr.of(want).data.value if want else 'none'}, "
+                    f"not {self.zp_mode.data.value}"
                 )
-            want = target.flit_count(packet, out)
-            if self.field("flit_count") != want:
-                raise OpError(f"flit_count {self.field('flit_count')}: a packet of {packet} {out} occupies {want} flits")
+            zp = self.field("zero_point")
+            if not want.lo <= zp <= want.hi:  # type: ignore[operator]
+                raise OpError(f"zero point {zp} is outside [{want.lo}, {want.hi}]")
+            cur = want.result
+        elif rule is not None:
+            raise OpError(f"zp_mode {self.zp_mode.data.value} without a zero-point stage")
+        if cur != out:
+            raise OpError(f"its stages turn {target.type_name(mt.element_type)} into {cur}, but its result stream holds {out}")
+        packet = 1
+        for d in rt.packet:
+            packet *= d
+        if self.field("packet_size") != packet:
+            raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
+        fetch_bytes = self.field("fetch_size") or 0
+        per_read = fetch_bytes * 8 // self.in_dtype.bits  # type: ignore[union-attr]
+        wpp = self.field("words_per_packet") or 0
+        if wpp * per_read != packet:
+            raise OpError(
+                f"words_per_packet {wpp} x {per_read} elements per {fetch_bytes}-byte read is not the packet of {packet}"
+            )
+        want_flits = target.flit_count(packet, out)
+        if self.field("flit_count") != want_flits:
+            raise OpError(f"flit_count {self.field('flit_count')}: a packet of {packet} {out} occupies {want_flits} flits")
 
-        run_checks([lambda: check_linear_uses(self), fields, chain])
 
-
-FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [])
+FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr])

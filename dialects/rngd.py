@@ -43,16 +43,8 @@ from xdsl.printer import Printer
 
 from fetchc import target
 from fetchc.frontend.diagnostics import OpError
-from fetchc.dialects.fetch import (  # noqa: F401 - PASS_THROUGH, zp_producer, contraction_only_error re-exported
-    PASS_THROUGH,
-    StreamType,
-    check_linear_uses,
-    check_not_contraction_only,
-    check_stream_operands,
-    contraction_only_error,
-    run_checks,
-    zp_producer,
-)
+from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
+from fetchc.dialects.stream import StreamType
 
 # ---------------------------------------------------------------------------
 # Types
@@ -88,11 +80,6 @@ class VrfType(_RegFileType):
 
     name = "rngd.vrf"
 
-
-# ---------------------------------------------------------------------------
-# Rule 3: contraction-only i5/i9 (contraction_only_error and
-# check_not_contraction_only live in fetch.py, which fetch.convert shares)
-# ---------------------------------------------------------------------------
 
 def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> None:
     s = src.element_type if isinstance(src, (StreamType, _RegFileType)) else src
@@ -366,8 +353,6 @@ class TensorScaleOp(IRDLOperation):
             types,
         ])
 
-
-CONTRACTION_CONSUMERS = ("rngd.switch", "rngd.collect", "rngd.contract_outer")
 
 Rngd = Dialect(
     "rngd",

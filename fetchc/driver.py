@@ -95,7 +95,7 @@ def run_pipeline(
     called after each successful pass (``--print-ir-after-all``)."""
     diags = verify_module(module)
     if not diags:
-        from fetchc.dialects.fetch import signature_errors
+        from fetchc.dialects.fetch_chain import signature_errors
 
         diags = [op_error(op, msg) for op, msg in signature_errors(module)]
     if diags:

@@ -3,11 +3,17 @@ adapter stages on its stream) becomes one ``fetch_seq.program`` register
 block; the lookup tables it uses become ``fetch_seq.table`` constants at the
 top of the module, one per distinct table, in order of first use.
 
+One pattern (:class:`FetchToProgram`, one ``fetch.fetch`` chain to one
+register block) and a pass that wires it with the two pieces of module-level
+state it needs: the :class:`TableRegistry` and the program names.
+
 Programs are named ``function/index``, index counting the function's
-``fetch.fetch`` ops from 0 in order.  The sequencer configuration comes from
-:meth:`fetchc.dialects.fetch.FetchOp.sequencer_config` (hardware.md §3).
-``fetch.convert`` and ``fetch.dequant`` must have been lowered first.
-Spec: ir.md §4, hardware.md §3 and §5, seqbin.md PROGRAMS.
+``fetch.fetch`` ops from 0 in order; a function inside a named nested
+``builtin.module @m`` is ``m/function/index``, and two kernels whose names
+still collide (unnamed nested modules) are an error.  The sequencer
+configuration comes from :meth:`fetchc.dialects.fetch.FetchOp.sequencer_config`
+(hardware.md §3).  ``fetch.convert`` and ``fetch.dequant`` must have been
+lowered first.  Spec: ir.md §4, hardware.md §3 and §5, seqbin.md PROGRAMS.
 """
 
 from __future__ import annotations
@@ -19,14 +25,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
-from fetchc.frontend.diagnostics import PassError
-from fetchc.dialects.fetch import CastOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
+from fetchc.dialects.fetch import FetchOp, StreamType
+from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
+from fetchc.frontend.diagnostics import OpError, PassError
 
-STAGE_OPS = ("fetch.table_lookup", "fetch.cast", "fetch.zp_sub")
+_LOWERED_BY = {"fetch.convert": "fetch-legalize-convert", "fetch.dequant": "fetch-split-scaling"}
 
 
 def table_symbol(src: target.ElementType, dst: target.ElementType) -> str:
@@ -34,123 +41,162 @@ def table_symbol(src: target.ElementType, dst: target.ElementType) -> str:
     return f"{src.name}_to_{dst.name}"
 
 
-def program_chain(fetch: FetchOp) -> list[Operation]:
-    """The adapter stages on ``fetch``'s stream, in order."""
-    chain: list[Operation] = []
-    cur: Operation = fetch
-    while len(uses := list(cur.results[0].uses)) == 1 and uses[0].operation.name in STAGE_OPS:
-        cur = uses[0].operation
-        chain.append(cur)
-    return chain
+class TableRegistry:
+    """The ``fetch_seq.table`` symbols of one module: one per distinct table,
+    created on first use and placed at the top of the module in order of
+    first use (:meth:`materialise`).  A reference table already in the module
+    (input that went through ``fetch-to-seq`` before, or written by hand) is
+    reused, never duplicated; new symbols avoid the names already taken."""
+
+    def __init__(self, module: ModuleOp):
+        self._module = module
+        self._existing: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+        self._taken: set[str] = set()
+        for op in module.body.block.ops:
+            if isinstance(op, TableOp):
+                self._taken.add(op.sym_name.data)
+                pair = op.pair
+                if pair not in self._existing and None not in pair and op.entry_values() == list(target.table_entries(*pair)):  # type: ignore[arg-type]
+                    self._existing[pair] = op  # type: ignore[index]
+        self._used: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+
+    def symbol(self, src: target.ElementType, dst: target.ElementType) -> str:
+        """The symbol of the ``src -> dst`` table, creating it on first use."""
+        table = self._used.get((src, dst))
+        if table is None:
+            table = self._existing.get((src, dst)) or self._new(src, dst)
+            self._used[(src, dst)] = table
+        return table.sym_name.data
+
+    def _new(self, src: target.ElementType, dst: target.ElementType) -> TableOp:
+        name, k = table_symbol(src, dst), 0
+        while name in self._taken:
+            k += 1
+            name = f"{table_symbol(src, dst)}_{k}"
+        self._taken.add(name)
+        return TableOp(name, src, dst)
+
+    def materialise(self) -> None:
+        """Insert the tables created by :meth:`symbol` at the top of the
+        module, in order of first use."""
+        block = self._module.body.block
+        anchor = block.first_op
+        for table in self._used.values():
+            if table.parent is not None:
+                continue
+            if anchor is None:
+                block.add_op(table)
+            else:
+                block.insert_op_before(table, anchor)
+
+
+class FetchToProgram(RewritePattern):
+    """One ``fetch.fetch`` and the adapter stages on its stream → one
+    ``fetch_seq.program`` named by ``names``, with its table from
+    ``tables``.  Raises :class:`PassError` for a sequencer limit (the
+    verifier reports those first) or a request still present."""
+
+    def __init__(self, tables: TableRegistry, names: dict[Operation, str]):
+        super().__init__()
+        self.tables = tables
+        self.names = names
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: FetchOp, rewriter: PatternRewriter) -> None:
+        chain = FetchChain.of(op)
+        request = next((o for o in chain.adapter if o.name in ADAPTER_REQUESTS), None)
+        if request is not None:
+            raise PassError(request, f"must be lowered before fetch-to-seq: run {_LOWERED_BY[request.name]} first")
+        table = cast = zero_point = None
+        for stage in chain.stages:
+            s_in, s_out = stage.operands[0].type, stage.results[0].type
+            assert isinstance(s_in, StreamType) and isinstance(s_out, StreamType)
+            src, dst = s_in.elem, s_out.elem
+            assert src is not None and dst is not None
+            if stage.name == "fetch.table_lookup":
+                table = self.tables.symbol(src, dst)
+            elif stage.name == "fetch.cast" and src != dst:
+                cast = (src, dst)
+            elif stage.name == "fetch.zp_sub":
+                zero_point = (target.ZERO_POINT[src], stage.zp)  # type: ignore[attr-defined]
+        try:
+            cfg = op.sequencer_config(cast_out=cast[1] if cast else None, infer_cast=False)
+        except OpError as e:
+            raise PassError(op, e.message) from None
+        out_type = chain.last.results[0].type
+        assert isinstance(out_type, StreamType) and out_type.elem is not None
+        prog = ProgramOp(
+            op.source,
+            out_type,
+            program_name=self.names[op],
+            base=cfg.base,
+            packet_size=cfg.packet_size,
+            fetch_size=cfg.fetch_size,
+            limits=cfg.limits,
+            strides=cfg.strides,
+            table=table,
+            cast=cast,
+            zero_point=zero_point,
+            flit_count=target.flit_count(cfg.packet_size, out_type.elem),
+            words_per_packet=cfg.words_per_packet,
+            cycles=cfg.cycles,
+        )
+        prog.location = op.location
+        rewriter.insert(prog)
+        chain.last.results[0].replace_all_uses_with(prog.result)
+        for stage in reversed(chain.stages):
+            rewriter.erase(stage)
+        rewriter.erase(op)
+
+
+def program_names(module: ModuleOp) -> dict[Operation, str]:
+    """``function/index`` for every ``fetch.fetch`` of ``module`` (prefixed
+    by the symbols of enclosing nested modules).  Raises :class:`PassError`
+    for a fetch outside a ``func.func`` or two kernels with the same name."""
+    names: dict[Operation, str] = {}
+    owner_of: dict[str, Operation] = {}
+    for fn in module.walk():
+        if not isinstance(fn, func.FuncOp):
+            continue
+        prefix = [fn.sym_name.data]
+        parent = fn.parent_op()
+        while isinstance(parent, ModuleOp) and parent is not module:
+            if parent.sym_name is not None:
+                prefix.insert(0, parent.sym_name.data)
+            parent = parent.parent_op()
+        kernel = "/".join(prefix)
+        index = 0
+        for op in fn.body.walk():
+            if isinstance(op, FetchOp):
+                names[op] = f"{kernel}/{index}"
+                index += 1
+        if index and kernel in owner_of:
+            raise PassError(
+                fn,
+                f"is a second kernel named '{kernel}': its programs would be named like the other's; give the "
+                "enclosing builtin.module a symbol name (builtin.module @name) or rename the function",
+                [(owner_of[kernel], "the other kernel is here")],
+            )
+        if index:
+            owner_of[kernel] = fn
+    for op in module.walk():
+        if isinstance(op, FetchOp) and op not in names:
+            raise PassError(op, "must be inside a func.func, whose name names its Fetch Unit program")
+    return names
 
 
 @dataclass(frozen=True)
 class FetchToSeqPass(ModulePass):
     """``fetch-to-seq`` (ir.md §4).  Raises
-    :class:`fetchc.diagnostics.PassError` for a ``fetch.convert`` or
+    :class:`fetchc.frontend.diagnostics.PassError` for a ``fetch.convert`` or
     ``fetch.dequant`` still present, a ``fetch.fetch`` outside a
-    ``func.func``, or a sequencer limit (also caught by the verifier)."""
+    ``func.func``, colliding kernel names, or a sequencer limit (also caught
+    by the verifier)."""
 
     name = "fetch-to-seq"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for o in op.walk():
-            if o.name in ("fetch.convert", "fetch.dequant"):
-                p = "fetch-legalize-convert" if o.name == "fetch.convert" else "fetch-split-scaling"
-                raise PassError(o, f"must be lowered before fetch-to-seq: run {p} first")
-
-        # Tables already in the module (input that went through fetch-to-seq
-        # before, or written by hand) are reused, not duplicated.
-        existing: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
-        for t in op.walk():
-            if isinstance(t, TableOp):
-                pair = t.pair
-                if pair not in existing and t.entry_values() == list(target.table_entries(*pair)):  # type: ignore[arg-type]
-                    existing[pair] = t  # type: ignore[index]
-        taken = {t.sym_name.data for t in op.walk() if isinstance(t, TableOp)}
-        tables: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
-
-        def new_table(src: target.ElementType, dst: target.ElementType) -> TableOp:
-            name, k = table_symbol(src, dst), 0
-            while name in taken:
-                k += 1
-                name = f"{table_symbol(src, dst)}_{k}"
-            taken.add(name)
-            return TableOp(name, src, dst)
-        counters: dict[str, int] = {}
-        rewriter = Rewriter()
-        for fetch in [o for o in op.walk() if isinstance(o, FetchOp)]:
-            fn = fetch.parent_op()
-            while fn is not None and not isinstance(fn, func.FuncOp):
-                fn = fn.parent_op()
-            if fn is None:
-                raise PassError(fetch, "must be inside a func.func, whose name names its Fetch Unit program")
-            fname = fn.sym_name.data
-            index = counters.get(fname, 0)
-            counters[fname] = index + 1
-
-            chain = program_chain(fetch)
-            stages = 0
-            table = None
-            type_conversion = None
-            zero_point = None
-            zp_mode = 0
-            cast_out = None
-            for st in chain:
-                s_in = st.operands[0].type
-                s_out = st.results[0].type
-                assert isinstance(s_in, StreamType) and isinstance(s_out, StreamType)
-                if isinstance(st, TableLookupOp):
-                    stages |= target.STAGE_TABLE_LOOKUP
-                    pair = (s_in.elem, s_out.elem)
-                    if pair not in tables:
-                        tables[pair] = existing.get(pair) or new_table(*pair)  # type: ignore[arg-type]
-                    table = tables[pair].sym_name.data
-                elif isinstance(st, CastOp):
-                    stages |= target.STAGE_TYPE_CONVERSION
-                    type_conversion = target.CAST_CODES[(s_in.elem, s_out.elem)]  # type: ignore[index]
-                    cast_out = s_out.elem
-                elif isinstance(st, ZpSubOp):
-                    stages |= target.STAGE_ZERO_POINT
-                    zero_point = st.zp
-                    zp_mode = target.ZERO_POINT[s_in.elem].mode  # type: ignore[index]
-            try:
-                cfg = fetch.sequencer_config(cast_out=cast_out, infer_cast=False)
-            except Exception as e:  # OpError from the sequencer
-                raise PassError(fetch, getattr(e, "message", str(e))) from None
-
-            last = chain[-1] if chain else fetch
-            out_type = last.results[0].type
-            assert isinstance(out_type, StreamType) and out_type.elem is not None
-            prog = ProgramOp(
-                fetch.source,
-                out_type,
-                program_name=f"{fname}/{index}",
-                unit=target.UNIT_CODE[out_type.ctx],
-                base=cfg.base,
-                packet_size=cfg.packet_size,
-                fetch_size=cfg.fetch_size,
-                limits=cfg.limits,
-                strides=cfg.strides,
-                stages=stages,
-                table=table,
-                type_conversion=type_conversion,
-                zero_point=zero_point,
-                zp_mode=zp_mode,
-                flit_count=target.flit_count(cfg.packet_size, out_type.elem),
-                words_per_packet=cfg.words_per_packet,
-                cycles=cfg.cycles,
-            )
-            prog.location = fetch.location
-            rewriter.insert_op(prog, InsertPoint.before(fetch))
-            last.results[0].replace_all_uses_with(prog.result)
-            for st in reversed(chain):
-                rewriter.erase_op(st)
-            rewriter.erase_op(fetch)
-
-        block = op.body.block
-        for t in reversed([t for t in tables.values() if t.parent is None]):
-            if block.first_op is None:
-                block.add_op(t)
-            else:
-                block.insert_op_before(t, block.first_op)
+        tables = TableRegistry(op)
+        pattern = FetchToProgram(tables, program_names(op))
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        tables.materialise()

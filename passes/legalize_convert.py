@@ -25,27 +25,10 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from fetchc import target
 from fetchc.frontend.diagnostics import PassError
-from fetchc.dialects.fetch import ADAPTER_ORDER, STAGE_TEXT, CastOp, ConvertOp, StreamType, TableLookupOp
+from fetchc.dialects.fetch import CastOp, ConvertOp, StreamType, TableLookupOp
+from fetchc.dialects.fetch_chain import STAGE_OPS, stages_around
 
 _KIND_OP = {target.TABLE_LOOKUP: "fetch.table_lookup", target.CAST: "fetch.cast"}
-
-
-def _stages_before(op: Operation) -> list[Operation]:
-    out: list[Operation] = []
-    v = op.operands[0]
-    while isinstance(v.owner, Operation) and v.owner.name in ADAPTER_ORDER:
-        out.append(v.owner)
-        v = v.owner.operands[0]
-    return out
-
-
-def _stages_after(op: Operation) -> list[Operation]:
-    out: list[Operation] = []
-    cur = op
-    while cur.results and len(uses := list(cur.results[0].uses)) == 1 and uses[0].operation.name in ADAPTER_ORDER:
-        cur = uses[0].operation
-        out.append(cur)
-    return out
 
 
 class LegalizeConvert(RewritePattern):
@@ -58,7 +41,7 @@ class LegalizeConvert(RewritePattern):
             raise PassError(op, f"cannot be legalised: {e}") from None
 
         names = [_KIND_OP[k] for k, _ in chain]
-        if src.ctx == "sub" and "fetch.table_lookup" in names:
+        if not target.has_table_register(src.ctx) and "fetch.table_lookup" in names:
             raise PassError(
                 op,
                 f"needs a table lookup for {src.elem} -> {dst.elem}, but the stream is on the sub Fetch Unit, "
@@ -71,19 +54,18 @@ class LegalizeConvert(RewritePattern):
             # after this pass, at the offending stage).
             rewriter.replace(op, [], [op.input])
             return
-        before, after = _stages_before(op), _stages_after(op)
-        order = [ADAPTER_ORDER[o.name] for o in reversed(before)] + [ADAPTER_ORDER[n] for n in names] + [
-            ADAPTER_ORDER[o.name] for o in after
+        before, after = stages_around(op)
+        order = [STAGE_OPS[o.name].order for o in before] + [STAGE_OPS[n].order for n in names] + [
+            STAGE_OPS[o.name].order for o in after
         ]
         if any(a >= b for a, b in zip(order, order[1:])):
-            what = " + ".join(STAGE_TEXT[n] for n in names)
+            what = " + ".join(STAGE_OPS[n].text for n in names)
             raise PassError(
                 op,
                 f"legalises {src.elem} -> {dst.elem} to {what}, which breaks the adapter's stage order "
                 "together with the stages around it: the Fetch Adapter runs table lookup, then type cast, "
                 "then zero-point subtraction, each at most once",
-                [(o, f"this {STAGE_TEXT[o.name]} is on the same stream") for o in reversed(before)]
-                + [(o, f"this {STAGE_TEXT[o.name]} is on the same stream") for o in after],
+                [(o, f"this {STAGE_OPS[o.name].text} is on the same stream") for o in (*before, *after)],
             )
 
         value = op.input

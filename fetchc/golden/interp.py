@@ -101,6 +101,7 @@ from fetchc.dialects.rngd import (
     TransposeOp,
 )
 from fetchc.seqbin import Program, Table
+from fetchc.seqbin.emit import program_record, table_record
 from fetchc.golden.sim import SimError, cast_values, check_read_bounds, simulate_program, zp_sub_values
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
 from fetchc.target import ElementType
@@ -272,52 +273,17 @@ def flatten_in_layout(arr: np.ndarray, mt: MemRefType) -> np.ndarray:
 
 
 def program_from_op(op: ProgramOp) -> tuple[Program, list[Table]]:
-    """The ``seq.bin`` record of a ``fetch_seq.program`` (``in_dtype`` = the
-    memref's element type, ``out_dtype`` = the result stream's) and its
-    table list (the referenced ``fetch_seq.table``'s baked entries, as table
-    0, or empty).  Raises :class:`InterpError` for a missing table."""
-    mt = op.source.type
-    st = op.result.type
-    assert isinstance(mt, MemRefType) and isinstance(st, StreamType)
-    in_t = _elem(mt.element_type, "fetch_seq.program")
-    out_t = _elem(st.element_type, "fetch_seq.program")
+    """The ``seq.bin`` record of a ``fetch_seq.program`` (the serialiser's
+    own :func:`fetchc.seqbin.emit.program_record`) and its table list (the
+    referenced ``fetch_seq.table`` as table 0, or empty).  Raises
+    :class:`InterpError` for a missing table."""
     tables: list[Table] = []
     if op.table is not None:
         top = op.table_op()
         if top is None:
             raise InterpError(f"fetch_seq.program: table {op.table} is not a fetch_seq.table in the module")
-        s, d = top.pair
-        assert s is not None and d is not None
-        entries = np.array(top.entry_values(), dtype="<u2").tobytes()
-        tables.append(Table(top.paired is not None, s, d, entries))
-    zp = op.field("zero_point")
-    zp_mode = 0
-    if zp is not None:
-        attr = op.properties.get("zp_mode")
-        if isinstance(attr, IntegerAttr):
-            zp_mode = attr.value.data
-        else:
-            zp_mode = next((r.mode for r in target.ZERO_POINT.values() if r.result == out_t), 0)
-    prog = Program(
-        name=op.program_name.data,
-        unit=op.field("unit") or 0,
-        in_dtype=in_t,
-        out_dtype=out_t,
-        base=op.field("base") or 0,
-        packet_size=op.field("packet_size") or 0,
-        fetch_size=op.field("fetch_size") or 0,
-        limits=op.limit_values,
-        strides=op.stride_values,
-        stages=op.field("stages") or 0,
-        table=0 if tables else None,
-        type_conversion=op.field("type_conversion"),
-        zero_point0=zp or 0,
-        num_zero_points=0 if zp is None else 1,
-        zp_mode=zp_mode,
-        flit_count=op.field("flit_count") or 0,
-        words_per_packet=op.field("words_per_packet") or 0,
-    )
-    return prog, tables
+        tables.append(table_record(top))
+    return program_record(op, 0 if tables else None), tables
 
 
 def run_program_on_array(

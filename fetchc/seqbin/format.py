@@ -159,9 +159,15 @@ _ALL_STAGES = STAGE_TABLE_LOOKUP | STAGE_TYPE_CONVERSION | STAGE_ZERO_POINT
 
 
 class SeqBinError(Exception):
-    """A ``seq.bin`` that cannot be read or written.  The message is one
+    """A ``seq.bin`` that cannot be read or written.  ``str(err)`` is one
     complete sentence naming the offending section / table / program and
-    field."""
+    field; ``program`` is the PROGRAMS index it is about (or None) and
+    ``detail`` the sentence without the ``program N:`` prefix."""
+
+    def __init__(self, detail: str, *, program: int | None = None, text: str | None = None):
+        self.detail = detail
+        self.program = program
+        super().__init__(text or (detail if program is None else f"program {program}: {detail}"))
 
 
 # --------------------------------------------------------------------------
@@ -295,9 +301,9 @@ def _pack_table(i: int, t: Table) -> bytes:
 def _pack_program(i: int, p: Program, name_offset: int) -> bytes:
     n = len(p.limits)
     if len(p.strides) != n:
-        raise SeqBinError(f"program {i}: {n} limits but {len(p.strides)} strides; they must have the same length.")
+        raise SeqBinError(f"{n} limits but {len(p.strides)} strides; they must have the same length.", program=i)
     if not 1 <= n <= MAX_ENTRIES:
-        raise SeqBinError(f"program {i}: {n} loop-nest entries; a program has 1 to {MAX_ENTRIES}.")
+        raise SeqBinError(f"{n} loop-nest entries; a program has 1 to {MAX_ENTRIES}.", program=i)
     pad = (0,) * (MAX_ENTRIES - n)
     opt = lambda v: NONE_U32 if v is None else v  # noqa: E731
     try:
@@ -310,7 +316,7 @@ def _pack_program(i: int, p: Program, name_offset: int) -> bytes:
             p.num_zero_points, p.zp_mode, p.flit_count, p.words_per_packet,
         )  # fmt: skip
     except struct.error as e:
-        raise SeqBinError(f"program {i}: a field does not fit its 32-bit word ({e}).") from None
+        raise SeqBinError(f"a field does not fit its 32-bit word ({e}).", program=i) from None
 
 
 def write(sb: SeqBin) -> bytes:
@@ -334,7 +340,7 @@ def write(sb: SeqBin) -> bytes:
             off = NONE_U32
         else:
             if "\0" in p.name:
-                raise SeqBinError(f"program {i}: name {p.name!r} contains a NUL character.")
+                raise SeqBinError(f"name {p.name!r} contains a NUL character.", program=i)
             off = len(strings)
             strings += p.name.encode("utf-8") + b"\0"
             n_strings += 1
@@ -370,7 +376,7 @@ def write(sb: SeqBin) -> bytes:
     try:
         back = read(data)
     except SeqBinError as e:
-        raise SeqBinError(f"refusing to write an invalid seq.bin: {e}") from None
+        raise SeqBinError(e.detail, program=e.program, text=f"refusing to write an invalid seq.bin: {e}") from None
     if back != _normalised(sb):
         raise SeqBinError("internal error: the written seq.bin does not read back as the input.")
     return data
@@ -549,7 +555,7 @@ def _read_program(
     P = f"program {i}"
 
     def bad(msg: str) -> SeqBinError:
-        return SeqBinError(f"{P}: {msg}")
+        return SeqBinError(msg, program=i)
 
     unit = w[0]
     if unit not in (0, 1):

@@ -22,15 +22,15 @@
 // ONE-NOT:      fetch.zp_sub
 
 // A fetch with no stage: stages = 0, no table, no type_conversion.
-// CHECK:      %[[A:.*]] = fetch_seq.program %a {program_name = "first/0", limits = array<i64: 1024>, strides = array<i64: 1>, unit = 0 : i64, base = 65536 : i64, packet_size = 16 : i64, fetch_size = 32 : i64, stages = 0 : i64, zp_mode = 0 : i64, flit_count = 1 : i64, words_per_packet = 1 : i64, cycles = 64 : i64} : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>
+// CHECK:      %[[A:.*]] = fetch_seq.program %a {program_name = "first/0", unit = #fetch_seq.unit<main>, base = 65536 : i64, packet_size = 16 : i64, fetch_size = 32 : i64, limits = array<i64: 1024>, strides = array<i64: 1>, stages = #fetch_seq.stages<none>, zp_mode = #fetch_seq.zp_mode<none>, flit_count = 1 : i64, words_per_packet = 1 : i64, cycles = 64 : i64} : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>
 // CHECK-NEXT: rngd.commit %[[A]], %ao
-// CHECK:      %[[B:.*]] = fetch_seq.program %b {program_name = "first/1", {{.*}}table = @f8E5M2_to_bf16, {{.*}}stages = 1 : i64, {{.*}}flit_count = 2 : i64{{.*}}} : memref<64x32xf8E5M2> -> !fetch.stream<main, [64], [32], bf16>
-// CHECK:      fetch_seq.program %c {program_name = "first/2", {{.*}}table = @f4E2M1FN_to_f8E4M3FN, {{.*}}stages = 1 : i64
+// CHECK:      %[[B:.*]] = fetch_seq.program %b {program_name = "first/1", {{.*}}stages = #fetch_seq.stages<table_lookup>, table = @f8E5M2_to_bf16, {{.*}}flit_count = 2 : i64{{.*}}} : memref<64x32xf8E5M2> -> !fetch.stream<main, [64], [32], bf16>
+// CHECK:      fetch_seq.program %c {program_name = "first/2", {{.*}}stages = #fetch_seq.stages<table_lookup>, table = @f4E2M1FN_to_f8E4M3FN
 // CHECK:      func.func @second(
-// CHECK:      fetch_seq.program %d {program_name = "second/0", {{.*}}table = @f4E2M1FN_to_f8E4M3FN, type_conversion = 3 : i64, {{.*}}stages = 3 : i64
-// CHECK:      fetch_seq.program %e {program_name = "second/1", {{.*}}zero_point = -7 : i32, {{.*}}stages = 4 : i64, zp_mode = 1 : i64, flit_count = 2 : i64
-// CHECK:      fetch_seq.program %f {program_name = "second/2", {{.*}}zero_point = 100 : i32, {{.*}}stages = 4 : i64, zp_mode = 2 : i64, flit_count = 2 : i64
-// CHECK:      fetch_seq.program %g {program_name = "second/3", {{.*}}stages = 0 : i64, zp_mode = 0 : i64, flit_count = 2 : i64
+// CHECK:      fetch_seq.program %d {program_name = "second/0", {{.*}}stages = #fetch_seq.stages<table_lookup,type_conversion>, table = @f4E2M1FN_to_f8E4M3FN, type_conversion = #fetch_seq.cast<f8E4M3FN_to_f32>
+// CHECK:      fetch_seq.program %e {program_name = "second/1", {{.*}}stages = #fetch_seq.stages<zero_point>, zero_point = -7 : i32, zp_mode = #fetch_seq.zp_mode<i4_to_i5>, flit_count = 2 : i64
+// CHECK:      fetch_seq.program %f {program_name = "second/2", {{.*}}stages = #fetch_seq.stages<zero_point>, zero_point = 100 : i32, zp_mode = #fetch_seq.zp_mode<i8_to_i9>, flit_count = 2 : i64
+// CHECK:      fetch_seq.program %g {program_name = "second/3", {{.*}}stages = #fetch_seq.stages<none>, zp_mode = #fetch_seq.zp_mode<none>, flit_count = 2 : i64
 
 // DIS:      tables: 2
 // DIS-NEXT: table 0: f8E5M2 -> bf16, non-paired

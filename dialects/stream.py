@@ -1,0 +1,119 @@
+"""``!fetch.stream<ctx, [time], [packet], elem>``: a packet stream in a Fetch
+Unit, the value type of the ``fetch`` and ``rngd`` dialects.
+
+Spec: ir.md §1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, TypeAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from fetchc import target
+
+__all__ = ["StreamType", "stream_type"]
+
+
+@irdl_attr_definition
+class StreamType(ParametrizedAttribute, TypeAttribute):
+    """``!fetch.stream<ctx, [time], [packet], elem>``: a packet stream in a
+    Fetch Unit.  ``ctx`` is ``main`` or ``sub``; ``time`` and ``packet`` are
+    shapes in elements (time dims outermost, packet dims innermost); ``elem``
+    the element type.  Spec: ir.md §1."""
+
+    name = "fetch.stream"
+
+    context: StringAttr
+    time_shape: ArrayAttr[IntAttr]
+    packet_shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def __init__(self, context: str, time_shape: Sequence[int], packet_shape: Sequence[int], element_type: Attribute):
+        super().__init__(
+            StringAttr(context),
+            ArrayAttr([IntAttr(d) for d in time_shape]),
+            ArrayAttr([IntAttr(d) for d in packet_shape]),
+            element_type,
+        )
+
+    @property
+    def ctx(self) -> str:
+        return self.context.data
+
+    @property
+    def time(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.time_shape.data)
+
+    @property
+    def packet(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.packet_shape.data)
+
+    @property
+    def elem(self) -> target.ElementType | None:
+        return target.element_type(self.element_type)
+
+    def with_element(self, element_type: Attribute) -> "StreamType":
+        return StreamType(self.ctx, self.time, self.packet, element_type)
+
+    def with_shape(self, time: Sequence[int], packet: Sequence[int]) -> "StreamType":
+        return StreamType(self.ctx, time, packet, self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def dim() -> IntAttr:
+            pos = parser.pos
+            d = parser.parse_integer(allow_boolean=False)
+            if d < 1:
+                parser.raise_error(f"!fetch.stream dimensions must be positive, got {d}", pos, parser.pos)
+            return IntAttr(d)
+
+        def shape(what: str) -> ArrayAttr[IntAttr]:
+            pos = parser.pos
+            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
+            if what == "packet" and not dims:
+                parser.raise_error(
+                    "!fetch.stream needs at least one packet dimension (e.g. [1])", pos, parser.pos
+                )
+            return ArrayAttr(dims)
+
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            ctx = parser.parse_identifier()
+            if ctx not in target.CONTEXTS:
+                parser.raise_error(f"!fetch.stream context must be 'main' or 'sub', not '{ctx}'", pos, parser.pos)
+            parser.parse_punctuation(",")
+            time = shape("time")
+            parser.parse_punctuation(",")
+            packet = shape("packet")
+            parser.parse_punctuation(",")
+            elem = parser.parse_type()
+        return (StringAttr(ctx), time, packet, elem)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], ")
+            printer.print_attribute(self.element_type)
+
+    def verify(self) -> None:
+        if self.ctx not in target.CONTEXTS:
+            raise VerifyException(f"stream context must be 'main' or 'sub', not '{self.ctx}'")
+        if not self.packet:
+            raise VerifyException("a stream's packet shape needs at least one dimension")
+        for d in self.time + self.packet:
+            if d < 1:
+                raise VerifyException(f"stream dimensions must be positive, got {d}")
+
+    def spelled(self) -> str:
+        """MLIR spelling, for diagnostics."""
+        return f"!fetch.stream<{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], {target.type_name(self.element_type)}>"
+
+
+def stream_type(v: SSAValue) -> StreamType | None:
+    t = v.type
+    return t if isinstance(t, StreamType) else None

@@ -22,6 +22,8 @@ Spec: ir.md §1-3, hardware.md §2-3.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
@@ -73,6 +75,78 @@ def _tname(attr: Attribute) -> str:
 # ---------------------------------------------------------------------------
 # fetch.fetch
 # ---------------------------------------------------------------------------
+
+
+def _affine_map(mt: MemRefType, st: StreamType, amap: AffineMapAttr | None) -> AffineMap:
+    ndims = len(st.time) + len(st.packet)
+    if amap is not None:
+        return amap.data
+    rank = len(mt.get_shape())
+    if ndims != rank:
+        raise OpError(
+            f"needs a 'map' property: the stream has {ndims} dims (time then packet) but the "
+            f"memref has rank {rank}, so the default identity map does not apply"
+        )
+    return AffineMap.identity(rank)
+
+
+def _sequencer_inputs(
+    mt: MemRefType, st: StreamType, map_attr: AffineMapAttr | None, base: int, read_size: int | None
+) -> dict:
+    amap = _affine_map(mt, st, map_attr)
+    ndims = len(st.time) + len(st.packet)
+    rank = len(mt.get_shape())
+    if amap.num_dims != ndims:
+        raise OpError(
+            f"'map' has {amap.num_dims} dims but the stream has {ndims} (time {list(st.time)} then packet {list(st.packet)})"
+        )
+    if len(amap.results) != rank:
+        raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
+    try:
+        coeffs, consts = linear_coefficients(amap)
+    except NonLinearMap as e:
+        raise OpError(f"'map' must be linear (no mod, floordiv, ceildiv): {e}") from None
+    try:
+        strides, offset = memref_layout(mt)
+    except ValueError as e:
+        raise OpError(str(e)) from None
+    elem = target.element_type(mt.element_type)
+    assert elem is not None
+    return dict(
+        memref_shape=list(mt.get_shape()),
+        memref_strides=strides,
+        memref_offset=offset,
+        map_coeffs=coeffs,
+        map_consts=consts,
+        time_shape=list(st.time),
+        packet_shape=list(st.packet),
+        elem=elem,
+        context=st.ctx,
+        read_size=read_size,
+        base=base,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _derive(
+    mt: MemRefType,
+    st: StreamType,
+    map_attr: AffineMapAttr | None,
+    base: int,
+    read_size: int | None,
+    cast_out: target.ElementType | None,
+):
+    """:func:`~fetchc.target.sequencer.derive` for one fetch, memoised: the
+    configuration, or the :class:`OpError` that states why there is none
+    (returned, not raised, so that it is cached too)."""
+    from fetchc.target.sequencer import SequencerError, derive
+
+    try:
+        return derive(cast_out=cast_out, **_sequencer_inputs(mt, st, map_attr, base, read_size))
+    except SequencerError as e:
+        return OpError(str(e))
+    except OpError as e:
+        return e
 
 
 @irdl_op_definition
@@ -131,65 +205,47 @@ class FetchOp(IRDLOperation):
     def affine_map(self) -> AffineMap:
         """The map, or the identity default.  Raises OpError when there is no
         map and the ranks differ."""
-        ndims = len(self.stream.time) + len(self.stream.packet)
-        if self.map is not None:
-            return self.map.data
-        rank = len(self.memref.get_shape())
-        if ndims != rank:
-            raise OpError(
-                f"needs a 'map' property: the stream has {ndims} dims (time then packet) but the "
-                f"memref has rank {rank}, so the default identity map does not apply"
-            )
-        return AffineMap.identity(rank)
+        return _affine_map(self.memref, self.stream, self.map)
 
     def sequencer_inputs(self) -> dict:
-        """Keyword arguments for :func:`fetchc.sequencer.derive` (without
-        ``cast_out``).  Raises OpError on a malformed map or layout."""
-        mt, st = self.memref, self.stream
-        amap = self.affine_map()
-        ndims = len(st.time) + len(st.packet)
-        rank = len(mt.get_shape())
-        if amap.num_dims != ndims:
-            raise OpError(
-                f"'map' has {amap.num_dims} dims but the stream has {ndims} (time {list(st.time)} then packet {list(st.packet)})"
-            )
-        if len(amap.results) != rank:
-            raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
-        try:
-            coeffs, consts = linear_coefficients(amap)
-        except NonLinearMap as e:
-            raise OpError(f"'map' must be linear (no mod, floordiv, ceildiv): {e}") from None
-        try:
-            strides, offset = memref_layout(mt)
-        except ValueError as e:
-            raise OpError(str(e)) from None
-        elem = target.element_type(mt.element_type)
-        assert elem is not None
-        return dict(
-            memref_shape=list(mt.get_shape()),
-            memref_strides=strides,
-            memref_offset=offset,
-            map_coeffs=coeffs,
-            map_consts=consts,
-            time_shape=list(st.time),
-            packet_shape=list(st.packet),
-            elem=elem,
-            context=st.ctx,
-            read_size=None if self.read_size is None else self.read_size.value.data,
-            base=self.base_value,
-        )
+        """Keyword arguments for :func:`fetchc.target.sequencer.derive`
+        (without ``cast_out``).  Raises OpError on a malformed map or layout."""
+        return _sequencer_inputs(self.memref, self.stream, self.map, self.base_value, self._read_size())
+
+    def _read_size(self) -> int | None:
+        return None if self.read_size is None else self.read_size.value.data
 
     def sequencer_config(self, cast_out: target.ElementType | None = None, infer_cast: bool = True):
-        """The derived sequencer configuration (hardware.md §3).  Raises
-        OpError stating the numbers when a limit is exceeded."""
-        from fetchc.target.sequencer import SequencerError, derive
-
+        """The derived sequencer configuration (hardware.md §3), with the cast
+        limit of ``cast_out`` (by default the cast this fetch's chain will
+        have: :meth:`FetchChain.cast_output`).  Derived once per distinct
+        fetch (memoised on the types and properties).  Raises OpError stating
+        the numbers when a limit is exceeded."""
         if infer_cast and cast_out is None:
             cast_out = FetchChain.of(self).cast_output()
-        try:
-            return derive(cast_out=cast_out, **self.sequencer_inputs())
-        except SequencerError as e:
-            raise OpError(str(e)) from None
+        found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+        if isinstance(found, OpError):
+            raise OpError(found.message, found.notes)
+        return found
+
+    def _placement_error(self) -> None:
+        """ir.md §2a: a Fetch Unit program is a static register block, so a
+        fetch sits directly in the entry block of a ``func.func``."""
+        block = self.parent_block()
+        parent = block.parent_op() if block is not None else None
+        if parent is None:
+            raise OpError("is not inside a func.func: a Fetch Unit program belongs to a kernel function")
+        if parent.name != "func.func":
+            raise OpError(
+                f"is inside '{parent.name}', but a Fetch Unit program is a static register block that runs "
+                f"exactly once: every fetch.fetch must sit directly in a func.func body; unroll the "
+                f"'{parent.name}' or hoist the fetch out of it"
+            )
+        if block.prev_block is not None:
+            raise OpError(
+                "is not in the entry block of its func.func, so whether it runs depends on control flow, but a "
+                "Fetch Unit program is a static register block that runs exactly once; move it to the entry block"
+            )
 
     def verify_(self) -> None:
         mt, st = self.memref, self.stream
@@ -219,6 +275,7 @@ class FetchOp(IRDLOperation):
                 raise OpError(f"'read_size' must be a positive number of elements, got {self.read_size.value.data}")
 
         run_checks([
+            self._placement_error,
             elem_types,
             lambda: check_linear_uses(self),
             types_agree,
@@ -267,14 +324,17 @@ def _legal_list(outs: list[target.ElementType]) -> str:
     return ", ".join(o.name for o in outs) if outs else "none"
 
 
-def _instead(s: target.ElementType, d: target.ElementType) -> str:
+def _instead(s: target.ElementType, d: target.ElementType, op_name: str) -> str:
     """The "use this instead" tail of a stage's rule-1 error: the legal chain
-    for ``s -> d``, or the route through later engines."""
+    for ``s -> d``, the route through later engines, or (``s == d``) that no
+    stage is needed.  Never an empty suggestion."""
     try:
         chain = target.conversion_chain(s, d)
     except target.NoConversionError:
         route = target.ROUTES.get((s.name, d.name))
         return f"; instead, {route}" if route else ""
+    if not chain:
+        return f"; {s.name} -> {d.name} changes nothing: drop the {op_name} (the stream already holds {s.name})"
     return f"; for {s.name} -> {d.name} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
 
 
@@ -299,16 +359,13 @@ class TableLookupOp(_StreamToStream):
             if outs:
                 msg += f"the {sn} table decodes to: {_legal_list(outs)}"
             else:
-                msg += (
-                    f"there is no table keyed by {sn} (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, "
-                    "paired, and f8E4M3FN/f8E5M2 -> bf16)"
-                )
+                msg += f"there is no table keyed by {sn} (tables exist for {target.table_pairs_text()})"
             if s is not None and d is not None and (s, d) in target.CAST_CODES:
                 msg += f"; {sn} -> {dn} is a type cast: use fetch.cast"
             elif s is not None and s.in_flight_only:
                 msg += _in_flight_text(s)
             elif s is not None and d is not None:
-                msg += _instead(s, d)
+                msg += _instead(s, d, self.name)
             raise OpError(msg)
 
         def main_only() -> None:
@@ -333,7 +390,9 @@ class TableLookupOp(_StreamToStream):
 @irdl_op_definition
 class CastOp(_StreamToStream):
     """``fetch.cast``: the adapter's type-cast stage.  Legal pairs:
-    hardware.md §2.2 (codes 0-6).  Rules 1, 5, 6, 7."""
+    hardware.md §2.2 (codes 0-6), plus the identity (a type to itself), which
+    programs no stage and does not count as the chain's cast.  Rules 1, 5, 6,
+    7."""
 
     name = "fetch.cast"
 
@@ -343,6 +402,10 @@ class CastOp(_StreamToStream):
         def table() -> None:
             s, d = src.elem, dst.elem
             if s is not None and d is not None and (s, d) in target.CAST_CODES:
+                return
+            if src.element_type == dst.element_type:
+                # hardware.md §2.2: the identity cast programs no stage.
+                check_not_contraction_only(self, self.input, "cast an {t} stream")
                 return
             sn, dn = _tname(src.element_type), _tname(dst.element_type)
             outs = target.cast_outputs(s) if s else []
@@ -359,7 +422,7 @@ class CastOp(_StreamToStream):
             elif s is not None and s.in_flight_only:
                 msg += _in_flight_text(s)
             elif s is not None and d is not None:
-                msg += _instead(s, d)
+                msg += _instead(s, d, self.name)
             raise OpError(msg)
 
         run_checks([

@@ -262,11 +262,30 @@ STAGE_OPS: dict[str, target.StageKind] = {
 """The op of each adapter stage (hardware.md §2)."""
 
 
+def is_identity_cast(op: Operation) -> bool:
+    """An identity ``fetch.cast`` (a type to itself): accepted, programs no
+    stage and does not count as the chain's cast (hardware.md §2.2)."""
+    if op.name != "fetch.cast":
+        return False
+    src, dst = stream_type(op.operands[0]), stream_type(op.results[0])
+    return src is not None and dst is not None and src.element_type == dst.element_type
+
+
+def _stage_producer(v: SSAValue) -> Operation | None:
+    """The op that produced ``v``, looking through identity casts."""
+    owner = v.owner
+    while isinstance(owner, Operation) and is_identity_cast(owner):
+        owner = owner.operands[0].owner
+    return owner if isinstance(owner, Operation) else None
+
+
 def check_stage_order(op: Operation, operand: SSAValue) -> None:
     """Rule 5: along one stream, table lookup → cast → zero-point
-    subtraction, each at most once, directly after fetch.fetch."""
+    subtraction, each at most once, directly after fetch.fetch.  An identity
+    cast is no stage: it only has to sit in the adapter."""
+    identity = is_identity_cast(op)
     mine = STAGE_OPS[op.name].order
-    prev = operand.owner if isinstance(operand.owner, Operation) else None
+    prev = operand.owner if identity and isinstance(operand.owner, Operation) else _stage_producer(operand)
     base_msg = (
         "the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, "
         "each at most once, directly after fetch.fetch and before any rngd op"
@@ -277,7 +296,7 @@ def check_stage_order(op: Operation, operand: SSAValue) -> None:
         return
     if prev.name in STAGE_OPS:
         theirs = STAGE_OPS[prev.name].order
-        if theirs < mine:
+        if theirs < mine or identity:
             return
         me, them = STAGE_OPS[op.name].text, STAGE_OPS[prev.name].text
         what = "a second " + me if theirs == mine else f"a {me} after {them}"
@@ -360,7 +379,7 @@ class FetchChain:
         src = stream_type(self.fetch.results[0])
         for op in self.adapter:
             out = stream_type(op.results[0])
-            if op.name == "fetch.cast" and out is not None:
+            if op.name == "fetch.cast" and out is not None and not is_identity_cast(op):
                 return out.elem
             if op.name == "fetch.dequant":
                 on_table = src is not None and target.has_table_register(src.ctx)

@@ -24,6 +24,7 @@ note at the producing ``fetch.zp_sub``.  Spec: ir.md §2-3, hardware.md §2.3, �
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects import builtin
@@ -126,9 +127,35 @@ class _StreamPassOp(IRDLOperation):
 @irdl_op_definition
 class SwitchOp(_StreamPassOp):
     """``rngd.switch``: the Switch Engine; routes a stream unchanged.  May
-    carry ``i5``/``i9``."""
+    carry ``i5``/``i9``.  Rule 9 (hardware.md §2.4): the packet entering it is
+    a whole number of 8-byte access words."""
 
     name = "rngd.switch"
+
+    def verify_(self) -> None:
+        super().verify_()
+        st = self.input.type
+        assert isinstance(st, StreamType)
+        elem = st.elem
+        if elem is None:
+            return
+        packet = st.numel_packet
+        bits = packet * target.flit_bits(elem)
+        word_bits = 8 * target.SWITCH_WORD_BYTES
+        if bits % word_bits == 0:
+            return
+        step = word_bits // math.gcd(word_bits, target.flit_bits(elem))  # elements per whole number of words
+        lower, upper = packet // step * step, (packet // step + 1) * step
+        nearest = f"{lower} or {upper}" if lower else f"{upper}"
+        raise OpError(
+            f"its packet of {packet} {elem.name} elements is {_bytes_text(bits)} bytes, not a whole number of "
+            f"{target.SWITCH_WORD_BYTES}-byte access words: the Switch Engine takes packets of a multiple of {step} "
+            f"{elem.name} elements; the nearest legal packets hold {nearest} elements"
+        )
+
+
+def _bytes_text(bits: int) -> str:
+    return str(bits // 8) if bits % 8 == 0 else f"{bits / 8:g}"
 
 
 @irdl_op_definition

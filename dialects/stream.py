@@ -6,6 +6,7 @@ Spec: ir.md §1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, TypeAttribute
@@ -53,6 +54,16 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
     @property
     def packet(self) -> tuple[int, ...]:
         return tuple(d.data for d in self.packet_shape.data)
+
+    @property
+    def numel_packet(self) -> int:
+        """Elements per packet (product of the packet shape)."""
+        return math.prod(self.packet)
+
+    @property
+    def numel(self) -> int:
+        """Elements of the whole stream (time and packet)."""
+        return math.prod(self.time) * self.numel_packet
 
     @property
     def elem(self) -> target.ElementType | None:

@@ -337,6 +337,8 @@ class FetchcFunctions(InterpreterFunctions):
     @impl(CastOp)
     def run_cast(self, interpreter: Interpreter, op: CastOp, args: tuple[Any, ...]):
         s, d = _elem(op.in_type.element_type, op.name), _elem(op.out_type.element_type, op.name)
+        if s == d:  # the identity cast programs no stage (hardware.md §2.2)
+            return (_stream(np.array(args[0]), op.out_type, op.name),)
         return (_stream(cast_values(args[0], s, d), op.out_type, op.name),)
 
     @impl(ZpSubOp)

@@ -603,10 +603,10 @@ def _read_program(
     if packet < 1:
         raise bad(f"packet_size (word 5) is {packet}; it must be at least 1.")
     inner_n, inner_s = limits[-1], strides[-1]
-    if packet != 1 and not (inner_s in (0, 1) and inner_n % packet == 0):
+    if packet != 1 and inner_s not in (0, 1):
         raise bad(
             f"the innermost entry [{inner_n} : {inner_s}] cannot hold packets of {packet} elements "
-            f"(it needs stride 0 or 1 and a size that is a multiple of packet_size; hardware.md §3)."
+            f"(it needs stride 0 or 1; hardware.md §3)."
         )
 
     if fetch not in READ_BYTES:

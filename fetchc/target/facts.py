@@ -83,6 +83,8 @@ __all__ = [
     "lookup_table",
     "table_pairs_text",
     "flit_count",
+    "flit_bits",
+    "SWITCH_WORD_BYTES",
     "TABLE_LOOKUP",
     "CAST",
     "NoConversionError",
@@ -393,14 +395,23 @@ def table_pairs_text() -> str:
     return ", and ".join(groups)
 
 
+def flit_bits(elem: ElementType) -> int:
+    """Bits one element of ``elem`` occupies at the adapter output: 4-bit
+    types half a byte, ``i5`` one byte, ``i9`` two (seqbin.md word 30,
+    hardware.md §2.4)."""
+    return 4 if elem.is_subbyte else 8 * elem.storage_bytes
+
+
 def flit_count(packet_size: int, out: ElementType) -> int:
     """32-byte flits one packet of ``packet_size`` elements of ``out``
     occupies at the adapter output, rounded up (seqbin.md word 30)."""
-    if out.is_subbyte:
-        nbytes = (packet_size + 1) // 2
-    else:
-        nbytes = packet_size * out.storage_bytes
+    nbytes = -(-packet_size * flit_bits(out) // 8)
     return -(-nbytes // FLIT_BYTES)
+
+
+SWITCH_WORD_BYTES = 8
+"""hardware.md §2.4: the packet entering the Switch Engine is a whole number
+of 8-byte access words (furiosa-opt ``assert_packet_aligned_by_access_width``)."""
 
 
 # --------------------------------------------------------------------------

@@ -336,20 +336,19 @@ def derive(
                     f"is the low nibble of byte i"
                 )
 
-    # ---- innermost contiguity --------------------------------------------
+    # ---- innermost contiguity -------------------------------------------
+    # The innermost entry walks DM contiguously (stride 1) or broadcasts
+    # (stride 0), unless the packet is one element.  A packet may span several
+    # contiguous runs: the read size below divides gcd(packet, run), so each
+    # hardware read stays inside one run (hardware.md §3, the furiosa-opt
+    # book's "Non-Contiguous Packets").
     packet_size = math.prod(packet_shape)
     n_in, s_in = entries[-1]
-    if packet_size != 1:
-        if s_in not in (0, 1):
-            raise SequencerError(
-                f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
-                f"packet of {packet_size} elements needs innermost stride 0 or 1"
-            )
-        if n_in % packet_size != 0:
-            raise SequencerError(
-                f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: its "
-                f"size {n_in} is not a multiple of the packet size {packet_size}"
-            )
+    if packet_size != 1 and s_in not in (0, 1):
+        raise SequencerError(
+            f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
+            f"packet of {packet_size} elements needs innermost stride 0 or 1"
+        )
 
     run = contiguous_run(entries)
     max_access = math.gcd(packet_size, run)

@@ -437,12 +437,14 @@ def test_single_element_entry():
 
 def test_innermost_size_not_multiple_of_packet():
     # memref<4x16xi8>, packet [2, 16] with (t,a,b) -> (t, b) (a broadcast):
-    # (4:16),(2:0),(16:1); 0 != 16 -> innermost (16:1), packet 32.
-    with raises(
-        "innermost sequencer entry [16 : 1] is not contiguous: its size 16 is not "
-        "a multiple of the packet size 32"
-    ):
-        run([4, 16], [4], [2, 16], [[1, 0, 0], [0, 0, 1]])
+    # (4:16),(2:0),(16:1); 0 != 16 -> innermost (16:1), packet 32.  Legal since
+    # hardware.md §3 allows a packet to span several contiguous runs: the run
+    # is 16 (the broadcast entry stops it), gcd(32, 16) = 16 elements = 16
+    # bytes per read, 2 reads per packet, 4 packets.
+    c = run([4, 16], [4], [2, 16], [[1, 0, 0], [0, 0, 1]])
+    assert (c.limits, c.strides) == ((4, 2, 16), (16, 0, 1))
+    assert (c.contiguous_run, c.max_access_size, c.read_size, c.fetch_size) == (16, 16, 16, 16)
+    assert (c.words_per_packet, c.cycles) == (2, 8)
 
 
 def test_innermost_strided_packet():

@@ -93,9 +93,12 @@ func.func @into_a_loop(%a: memref<64x32xi8>, %o: memref<64x32xi8>, %lb: index, %
 
 // -----
 
-// Valid: the whole chain inside the loop body.
+// The whole chain inside a loop body is a stream-legal chain, but a Fetch Unit
+// program is a static register block (ir.md §2a): the fetch must sit directly
+// in the function body, never silently dropped out of the loop.
 func.func @inside_a_loop(%a: memref<64x32xi8>, %o: memref<64x32xi8>, %lb: index, %ub: index, %st: index) {
   scf.for %i = %lb to %ub step %st {
+    // expected-error @+1 {{'fetch.fetch' op is inside 'scf.for', but a Fetch Unit program is a static register block that runs exactly once: every fetch.fetch must sit directly in a func.func body; unroll the 'scf.for' or hoist the fetch out of it}}
     %s = fetch.fetch %a : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
     rngd.commit %s, %o : !fetch.stream<main, [64], [32], i8>, memref<64x32xi8>
   }

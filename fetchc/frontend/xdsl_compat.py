@@ -132,7 +132,68 @@ def _expanded_size(root: object, memo: dict[int, int]) -> int:
     return memo[id(root)]
 
 
-class LocatedParser(Parser):
+def _type_end(text: str, start: int) -> int | None:
+    """End offset of the type spelled at ``text[start:]`` when it is a
+    ``!dialect.type<...>`` or ``memref<...>`` whose brackets balance within
+    the line (``->`` inside an affine map is not a bracket), else None."""
+    i = start
+    n = len(text)
+    while i < n and (text[i].isalnum() or text[i] in "!._$-") and text[i] != "<":
+        if text[i] == "-" and i + 1 < n and text[i + 1] == ">":
+            return None
+        i += 1
+    if i >= n or text[i] != "<":
+        return None
+    depth = 0
+    while i < n:
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c in '"\n{}':
+            return None
+        i += 1
+    return None
+
+
+class MemoTypeParser(Parser):
+    """xDSL's parser, parsing each distinct ``!dialect.type<...>`` or
+    ``memref<...>`` spelling once per input: a kernel repeats the same stream
+    and memref types thousands of times, and xDSL's type parser costs about a
+    third of the parse.  Attributes are immutable, so a parsed type is shared.
+    Upstream: a per-parser type cache keyed by spelling."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._type_memo: dict[str, Attribute] = {}
+
+    def parse_optional_type(self):
+        token = self._current_token
+        text = self.lexer.input.content
+        start = token.span.start
+        if token.kind not in (MLIRTokenKind.EXCLAMATION_IDENT, MLIRTokenKind.BARE_IDENT) or not (
+            text.startswith("memref<", start) or text.startswith("!", start)
+        ):
+            return super().parse_optional_type()
+        end = _type_end(text, start)
+        if end is None:
+            return super().parse_optional_type()
+        key = text[start:end]
+        hit = self._type_memo.get(key)
+        if hit is not None:
+            self._resume_from(end)
+            return hit
+        found = super().parse_optional_type()
+        after = self._current_token.span.start
+        if found is not None and after >= end and not text[end:after].strip():
+            self._type_memo[key] = found
+        return found
+
+
+class LocatedParser(MemoTypeParser):
     """xDSL's :class:`~xdsl.parser.Parser` that attaches source locations.
 
     Every parsed op whose location is still ``UnknownLoc`` after parsing gets

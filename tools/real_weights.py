@@ -8,8 +8,15 @@ out a DM image, runs the Fetch Unit programs with :func:`fetchc.golden.sim.simul
 and applies the residual IR's downstream ops (``rngd.block_scale`` then
 ``rngd.tensor_scale``).  It then
 
-* checks the compiled decode against an independent numpy / ml_dtypes
-  reference ``(E2M1[code] * f32(bscale)) * gscale`` **bit for bit**;
+* checks the compiled decode **bit for bit** against an independent numpy /
+  ml_dtypes reference of RNGD's arithmetic (:func:`rngd_decode`:
+  ``(E2M1[code] * f32(bscale)) * gscale`` with the Vector Engine rules of
+  hardware.md §2.2a: subnormal operands read as zero, subnormal products
+  flush to a zero of their sign, NaN products are ``0x7FC00000``);
+* compares it with the plain-IEEE reference (:func:`reference_decode`, what
+  a checkpoint's reference dequantisation computes) and counts the elements
+  that differ from it only because of those rules (:func:`rngd_only`; 0 for
+  ordinary weights: it takes a tensor scale or products below 2^-126);
 * reports the relative error ``||W_dec - W|| / ||W||`` against the fp32
   weights, per tensor and overall;
 * reproduces the drop-the-feature table of ``nvfp4-decode-spec.txt`` with
@@ -182,13 +189,64 @@ def unpack_codes(packed: np.ndarray) -> np.ndarray:
 
 
 def reference_decode(q: NVFP4Weight, ladder: np.ndarray = E2M1) -> np.ndarray:
-    """The defined NVFP4 value in f32, ``(E2M1[code] * f32(bscale)) * gscale``
-    left to right (hardware.md §4), computed with numpy only.  Shape
+    """The defined NVFP4 value in plain IEEE f32, ``(E2M1[code] *
+    f32(bscale)) * gscale`` left to right (hardware.md §4), computed with
+    numpy only (subnormals kept; NaN bits as the host makes them).  Shape
     ``(out, in_p)``.  ``ladder`` replaces the 16-entry signed table (used
     only for the exact-linspace cross-check)."""
     vals = ladder.astype(np.float32)[unpack_codes(q.packed)]
     bs = np.repeat(q.bscale.astype(np.float32), BLOCK, axis=1)
-    return (vals * bs) * np.float32(q.gscale)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return (vals * bs) * np.float32(q.gscale)
+
+
+QNAN32 = 0x7FC00000
+"""RNGD's canonical f32 NaN (hardware.md §2.2a)."""
+
+
+def _operand(a: np.ndarray) -> np.ndarray:
+    """f32 values as a Vector Engine operand, in float64: a subnormal reads
+    as a zero of its sign."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    u = np.where((u & 0x7F800000) == 0, u & 0x80000000, u).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def _vector_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """RNGD's Vector Engine f32 multiply, written out (hardware.md §2.2a):
+    subnormal operands read as zero; the exact float64 product rounded once to
+    f32 (IEEE nearest even); a subnormal result becomes a zero of its sign; a
+    NaN result is ``0x7FC00000``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = _operand(a) * _operand(b)
+        r = np.ascontiguousarray(p.astype(np.float32)).view(np.uint32)
+    r = np.where((r & 0x7F800000) == 0, r & 0x80000000, r)
+    r = np.where(np.isnan(p), QNAN32, r).astype(np.uint32)
+    return r.view(np.float32)
+
+
+def rngd_decode(q: NVFP4Weight) -> np.ndarray:
+    """The NVFP4 value as RNGD computes it (hardware.md §2.2a, §4):
+    ``E2M1[code]`` exact, ``f32(bscale)`` by the ``f8E4M3FN -> f32`` cast
+    (exact; the NaN codes give ``0x7FC00000``), then two Vector Engine
+    multiplies (:func:`_vector_mul`), block scale first.  numpy only; shape
+    ``(out, in_p)``."""
+    vals = E2M1[unpack_codes(q.packed)]
+    with np.errstate(invalid="ignore"):
+        bs = np.ascontiguousarray(q.bscale.astype(np.float32))
+    bs.view(np.uint32)[np.isnan(bs)] = QNAN32
+    blocked = _vector_mul(vals, np.repeat(bs, BLOCK, axis=1))
+    return _vector_mul(blocked, np.full(blocked.shape, q.gscale, np.float32))
+
+
+def rngd_only(decoded: np.ndarray, ieee: np.ndarray, rngd: np.ndarray) -> int:
+    """How many elements of ``decoded`` differ in some bit from the IEEE
+    reference ``ieee`` but equal RNGD's arithmetic ``rngd`` bit for bit: the
+    differences that §2.2a's subnormal and NaN rules explain."""
+    d = np.ascontiguousarray(decoded, dtype=np.float32).view(np.uint32)
+    i = np.ascontiguousarray(ieee, dtype=np.float32).view(np.uint32)
+    r = np.ascontiguousarray(rngd, dtype=np.float32).view(np.uint32)
+    return int(np.count_nonzero((d != i) & (d == r)))
 
 
 def relative_error(w_dec: np.ndarray, w: np.ndarray) -> float:
@@ -449,27 +507,38 @@ class TensorReport:
     in_padded: int
     gscale: float
     bit_exact: bool
+    """The compiled decode equals :func:`rngd_decode` in every bit."""
     mismatches: int
+    """Elements where it does not."""
+    ieee_mismatches: int = 0
+    """Elements where the compiled decode differs from :func:`reference_decode` (IEEE)."""
+    rngd_only: int = 0
+    """Of those, the elements that equal RNGD's arithmetic: differences due only to §2.2a."""
     relerr: dict[str, float] = field(default_factory=dict)
     sq: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "shape": list(self.shape), "in_padded": self.in_padded, "gscale": self.gscale,
-            "bit_exact": self.bit_exact, "mismatches": self.mismatches, "relerr": dict(self.relerr),
+            "bit_exact": self.bit_exact, "mismatches": self.mismatches, "ieee_mismatches": self.ieee_mismatches,
+            "rngd_only": self.rngd_only, "relerr": dict(self.relerr),
         }
 
 
 def evaluate_weight(name: str, w: np.ndarray, codes_base: int = DEFAULT_CODES_BASE) -> TensorReport:
     """Quantise ``w``, decode it with the compiled artefact and with each
-    broken variant, compare with the reference and the fp32 weights."""
+    broken variant, compare with RNGD's arithmetic (bit for bit), with the
+    IEEE reference (counting the differences §2.2a explains) and with the fp32
+    weights."""
     w = np.asarray(w, dtype=np.float32)
     q = quantize_nvfp4(w)
     dec = compile_decoder(q.out_features, q.in_padded, codes_base)
-    ref = reference_decode(q)
+    ref = rngd_decode(q)
+    ieee = reference_decode(q)
     good = run_compiled(dec, q)
     mism = bit_mismatches(good, ref)
-    rep = TensorReport(name, (int(w.shape[0]), int(w.shape[1])), q.in_padded, float(q.gscale), mism == 0, mism)
+    rep = TensorReport(name, (int(w.shape[0]), int(w.shape[1])), q.in_padded, float(q.gscale), mism == 0, mism,
+                       bit_mismatches(good, ieee), rngd_only(good, ieee, ref))
     decoded = {
         "correct": good,
         "nibbles_swapped": run_compiled(dec, q, seqbin_nibbles_swapped(dec.result.seq_bin)),
@@ -552,16 +621,17 @@ def _fmt(v: float) -> str:
 
 def format_table(reports: list[TensorReport], source: str, seconds: float | None = None) -> str:
     keys = [k for k, *_ in VARIANTS]
-    heads = ["tensor", "shape", "bit-exact", "correct", "nib-swap", "uniform", "unif-f32", "int-0..7", "no-bscale",
-             "no-gscale"]
+    heads = ["tensor", "shape", "bit-exact", "2.2a-only", "correct", "nib-swap", "uniform", "unif-f32", "int-0..7",
+             "no-bscale", "no-gscale"]
     rows = []
     for r in reports:
         rows.append([r.name, f"{r.shape[0]}x{r.shape[1]}", "yes" if r.bit_exact else f"NO ({r.mismatches})",
-                     *(_fmt(r.relerr[k]) for k in keys)])
+                     str(r.rngd_only), *(_fmt(r.relerr[k]) for k in keys)])
     tot = overall(reports)
     n_exact = sum(r.bit_exact for r in reports)
     n_el = sum(r.shape[0] * r.shape[1] for r in reports)
-    rows.append(["overall", f"{n_el} el", f"{n_exact}/{len(reports)}", *(_fmt(tot[k]) for k in keys)])
+    rows.append(["overall", f"{n_el} el", f"{n_exact}/{len(reports)}", str(sum(r.rngd_only for r in reports)),
+                 *(_fmt(tot[k]) for k in keys)])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(heads)]
 
     def line(cells):
@@ -569,7 +639,9 @@ def format_table(reports: list[TensorReport], source: str, seconds: float | None
 
     out = [f"NVFP4 decode of {len(reports)} weight tensors from {source}", "",
            "relative error ||W_dec - W|| / ||W|| against the fp32 weights; bit-exact = compiled decode == "
-           "(E2M1[code]*f32(bscale))*gscale", ""]
+           "(E2M1[code]*f32(bscale))*gscale in RNGD's arithmetic (hardware.md 2.2a);",
+           "2.2a-only = elements that differ from the plain-IEEE reference only because of RNGD's subnormal "
+           "and NaN rules", ""]
     out += [line(heads), line(["-" * w for w in widths])]
     out += [line(r) for r in rows[:-1]]
     out += [line(["-" * w for w in widths]), line(rows[-1]), ""]
@@ -595,6 +667,7 @@ def to_json(reports: list[TensorReport], source: str, seconds: float | None = No
         "uniform_ladder_table_magnitudes": [
             float(v) for v in UNIFORM_MAGNITUDES.astype(ml_dtypes.float8_e4m3fn).astype(np.float32)],
         "all_bit_exact": all(r.bit_exact for r in reports),
+        "rngd_only": sum(r.rngd_only for r in reports),
         "tensors": [r.to_json() for r in reports],
         "overall": tot,
         "variants": [{"key": k, "label": lab, "how": how, "seed": seed, "measured": tot[k]}

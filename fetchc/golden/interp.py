@@ -34,22 +34,32 @@ Op semantics
   simulator instead decodes through the stored table bytes, and the tests
   compare the two.
 * ``fetch.cast``, ``fetch.zp_sub``: the shared stage functions
-  :func:`fetchc.sim.cast_values` / :func:`fetchc.sim.zp_sub_values`.
+  :func:`fetchc.golden.sim.cast_values` (RNGD float semantics,
+  hardware.md §2.2a) / :func:`fetchc.golden.sim.zp_sub_values`.
 * ``fetch.convert``: the stages of :func:`fetchc.target.conversion_chain`.
-* ``fetch.dequant``: the **reference** semantics of hardware.md §4:
-  NVFP4 ``(E2M1[code] * f32(bscale)) * gscale`` in f32, left to right; MXFP4
-  ``E2M1[code] * 2^(e-127)`` (``0xFF`` → NaN).  The scale of element
-  ``out[t, p]`` is ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
-  ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes' ``fetch.fetch``
-  reads (one scale per block along the memref's last axis).
+* ``fetch.dequant``: hardware.md §4 with RNGD's arithmetic
+  (:func:`dequant_rngd`): NVFP4 ``(E2M1[code] × f32(bscale)) × gscale``, left
+  to right, ``f32(bscale)`` by the ``f8E4M3FN → f32`` cast and both products
+  by the Vector Engine multiply (:func:`fetchc.target.numerics.vector_mul`:
+  subnormal operands read as zero, subnormal products flush to a zero of
+  their sign, NaN products are ``0x7FC00000``); MXFP4
+  ``E2M1[code] × 2^(e-127)`` (``e = 0`` reads as ``+0``, ``0xFF`` gives
+  ``0x7FC00000``).  The scale of element ``out[t, p]`` is
+  ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
+  ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes'
+  ``fetch.fetch`` reads (one scale per block along the memref's last axis).
+  The plain-IEEE definition stays available as :func:`dequant_reference`
+  (for comparisons with a checkpoint's reference dequantisation).
 * ``rngd.switch`` / ``rngd.collect``: identity.  ``rngd.to_trf`` /
   ``rngd.to_vrf``: the array.  ``rngd.transpose``: a **reshape** of the
   elements in row-major order to the result shape (the IR does not say which
   permutation the Transpose Engine applies, so this is a reinterpretation,
   not a data movement).  ``rngd.commit``: the stream's elements in row-major
   order into the memref array, in place.
-* ``rngd.block_scale``: ``x * decode(s)`` per block (f32 multiply, numpy's
-  correctly rounded ``float32``); ``rngd.tensor_scale``: ``x * g``.
+* ``rngd.block_scale``: ``x × s`` per block
+  (:func:`fetchc.target.numerics.block_scale`: an ``f8E8M0FNU`` scale
+  decoded as ``2^(e-127)``, then the Vector Engine multiply);
+  ``rngd.tensor_scale``: ``x × g`` (:func:`fetchc.target.numerics.tensor_scale`).
 * ``fetch_seq.program``: runs the register block with the simulator's own
   code (:func:`run_program_on_array`): the memref array is laid out in its
   layout order (:func:`flatten_in_layout`) and packed into DM bytes
@@ -67,7 +77,7 @@ outside a memref, a program reading outside its memref);
 :class:`fetchc.sim.SimError` from the stage functions; xDSL's
 ``InterpretationError`` for ops without an implementation.
 
-Spec: ir.md §1-2, §4; hardware.md §2-4.
+Spec: ir.md §1-2, §4; hardware.md §2-4 (§2.2a: RNGD float semantics).
 """
 
 from __future__ import annotations
@@ -104,7 +114,7 @@ from fetchc.seqbin import Program, Table
 from fetchc.seqbin.emit import program_record, table_record
 from fetchc.golden.sim import SimError, cast_values, check_read_bounds, simulate_program, zp_sub_values
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
-from fetchc.target import ElementType
+from fetchc.target import ElementType, numerics
 
 __all__ = [
     "InterpError",
@@ -116,6 +126,7 @@ __all__ = [
     "lookup_values",
     "e8m0_to_f32",
     "dequant_reference",
+    "dequant_rngd",
     "flatten_in_layout",
     "program_from_op",
     "run_program_on_array",
@@ -190,31 +201,51 @@ def lookup_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.
 
 def e8m0_to_f32(values: np.ndarray) -> np.ndarray:
     """``f8E8M0FNU`` (canonical ``ml_dtypes.float8_e8m0fnu`` or raw ``uint8``
-    bits) → f32 ``2^(e-127)``, exact (``2^-127`` is an f32 subnormal), with
-    ``e = 0xFF`` → NaN (hardware.md §4)."""
-    values = np.asarray(values)
-    bits = values.view(np.uint8) if values.dtype != np.uint8 else values
-    e = bits.astype(np.int32)
-    with np.errstate(over="ignore"):  # e = 255 overflows; it becomes NaN below
-        out = np.ldexp(np.ones(e.shape, dtype=np.float32), e - 127).astype(np.float32)
-    out[e == 0xFF] = np.float32(np.nan)
-    return out
+    bits, any shape) → ``float32`` ``2^(e-127)``, exact (``e = 0`` gives
+    ``2^-127``, an f32 subnormal that the Vector Engine reads as ``+0``), with
+    ``e = 0xFF`` → ``0x7FC00000`` (hardware.md §4;
+    :func:`fetchc.target.numerics.e8m0_to_f32`)."""
+    return numerics.e8m0_to_f32(values)
 
 
 def dequant_reference(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -> np.ndarray:
-    """The reference dequantisation of hardware.md §4, elementwise, in f32.
+    """The **plain-IEEE** dequantisation of hardware.md §4, elementwise, in
+    f32 (numpy's ``float32`` products with subnormals; NaN bits as the host
+    produces them).  For comparisons with a checkpoint's reference
+    dequantisation; RNGD's own result is :func:`dequant_rngd`, which differs
+    only on subnormal and NaN cases (§2.2a).
 
     ``codes``: canonical ``f4E2M1FN`` values; ``bscale``: the block scale of
     each element (same shape; ``f8E4M3FN`` for ``"nvfp4"``, ``f8E8M0FNU`` for
     ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for mxfp4).
     NVFP4: ``(E2M1[code] * f32(bscale)) * gscale``, left to right; MXFP4:
-    ``E2M1[code] * 2^(e-127)``.  Returns ``float32``, same shape."""
+    ``E2M1[code] * 2^(e-127)`` (``0xFF`` → NaN).  Returns ``float32``, same
+    shape.  Raises :class:`InterpError` for an unknown format."""
     e = np.asarray(codes).astype(np.float32)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if fmt == "nvfp4":
             return (e * np.asarray(bscale).astype(np.float32)) * _f32(gscale)
         if fmt == "mxfp4":
             return e * e8m0_to_f32(bscale)
+    raise InterpError(f"unknown dequant format {fmt!r}")
+
+
+def dequant_rngd(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -> np.ndarray:
+    """The dequantisation of hardware.md §4 as RNGD computes it (§2.2a):
+    ``E2M1[code]`` (exact), NVFP4 ``f32(bscale)`` by the ``f8E4M3FN → f32``
+    cast (NaN → ``0x7FC00000``) and MXFP4 ``2^(e-127)``
+    (:func:`e8m0_to_f32`), then Vector Engine multiplies
+    (:func:`fetchc.target.numerics.vector_mul`): block scale first, tensor
+    scale second.
+
+    Arguments as :func:`dequant_reference` (``bscale`` per element, same
+    shape as ``codes``).  Returns a new ``float32`` array, same shape.
+    Raises :class:`InterpError` for an unknown format."""
+    e = np.asarray(codes).astype(np.float32)  # every E2M1 value is exact in f32
+    if fmt == "nvfp4":
+        return numerics.tensor_scale(numerics.vector_mul(e, numerics.f8e4m3_to_f32(bscale)), _f32(gscale))
+    if fmt == "mxfp4":
+        return numerics.vector_mul(e, e8m0_to_f32(bscale))
     raise InterpError(f"unknown dequant format {fmt!r}")
 
 
@@ -375,7 +406,7 @@ class FetchcFunctions(InterpreterFunctions):
             if a.size and a.max() >= scale_shape[r]:
                 raise InterpError(f"fetch.dequant: block-scale index {r} reaches {a.max()}, but the memref has {scale_shape[r]}")
         g = args[2] if len(args) > 2 else None
-        return (_stream(dequant_reference(codes, bscale[sidx], g, fmt), op.result.type, op.name),)
+        return (_stream(dequant_rngd(codes, bscale[sidx], g, fmt), op.result.type, op.name),)
 
     # ---- rngd ----------------------------------------------------------
     @impl(SwitchOp)
@@ -420,16 +451,13 @@ class FetchcFunctions(InterpreterFunctions):
         if _elem(st.element_type, op.name) == target.F8E8M0FNU:
             sf = e8m0_to_f32(s)
         else:
-            sf = s.astype(np.float32)
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            out = x * np.repeat(sf, block, axis=-1)
-        return (_stream(out.astype(np.float32), op.result.type, op.name),)
+            sf = s.astype(np.float32, copy=False)
+        return (_stream(numerics.block_scale(x, sf, block), op.result.type, op.name),)
 
     @impl(TensorScaleOp)
     def run_tensor_scale(self, interpreter: Interpreter, op: TensorScaleOp, args: tuple[Any, ...]):
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            out = np.asarray(args[0]) * _f32(args[1])
-        return (_stream(out.astype(np.float32), op.result.type, op.name),)
+        out = numerics.tensor_scale(np.asarray(args[0]), _f32(args[1]))
+        return (_stream(out, op.result.type, op.name),)
 
     # ---- fetch_seq -----------------------------------------------------
     @impl(ProgramOp)

@@ -28,10 +28,13 @@ What one program does (:func:`simulate_program`)
   that starts a packet on an odd element it is the natural generalisation.)
   Non-paired (8-bit input): key = the element's byte, entry = the ``bf16``
   bits.
-* **Type cast** per code (:data:`fetchc.target.CAST_CODES`): integers
-  sign-extend to ``i32``; ``f8E4M3FN`` / ``f8E5M2`` / ``bf16`` widen to
-  ``f32`` exactly; ``f32 → bf16`` rounds to nearest even (``ml_dtypes``'
-  ``astype``; NaN as ``ml_dtypes`` does it).  See :func:`cast_values`.
+* **Type cast** per code (:data:`fetchc.target.CAST_CODES`) with RNGD's
+  float semantics (hardware.md §2.2a, :mod:`fetchc.target.numerics`):
+  integers sign-extend to ``i32``; ``f8E4M3FN`` / ``f8E5M2`` / ``bf16``
+  widen to ``f32`` exactly except that a ``bf16`` subnormal gives a zero of
+  its sign and NaNs become ``0x7FC00000`` (``f8E5M2``: ``0xFFC00000`` for a
+  negative NaN); ``f32 → bf16`` rounds to nearest even, a subnormal gives a
+  zero of its sign, any NaN gives ``0x7FC0``.  See :func:`cast_values`.
 * **Zero point**: ``out = in - zero_point`` into ``i5`` / ``i9``; a residual
   outside ``[-16, 15]`` / ``[-256, 255]`` raises :class:`SimError` (only a
   corrupt zero point can cause it).  See :func:`zp_sub_values`.
@@ -102,6 +105,7 @@ from fetchc.target import (
     ElementType,
     ZeroPointRule,
 )
+from fetchc.target import numerics
 from fetchc.target.encoding import from_sim_encoding, pack_elements, sim_dtype, to_sim_encoding
 
 __all__ = [
@@ -176,18 +180,17 @@ def table_lookup_bytes(keys: np.ndarray, table: Table) -> np.ndarray:
 
 
 def cast_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
-    """The type-cast stage (hardware.md §2.2) on canonical values of ``src``:
-    integers sign-extend to ``i32``, 8-bit floats and ``bf16`` widen to
-    ``f32`` exactly, ``f32 → bf16`` rounds to nearest even (``ml_dtypes``
-    ``astype``).  Returns canonical values of ``dst``, same shape.  Raises
-    :class:`SimError` for a pair outside the seven casts or a wrong dtype."""
+    """The type-cast stage (hardware.md §2.2) on canonical values of ``src``
+    (``src.np_dtype``, any shape), with RNGD's float semantics (§2.2a; the
+    module docstring; :func:`fetchc.target.numerics.cast`).  Returns a new
+    array of canonical ``dst`` values, same shape.  Raises :class:`SimError`
+    for a pair outside the seven casts or a wrong dtype."""
     if (src, dst) not in CAST_CODES:
         raise SimError(f"the hardware has no {src} -> {dst} cast")
     values = np.asarray(values)
     if values.dtype != src.np_dtype:
         raise SimError(f"the {src} -> {dst} cast got values of {values.dtype}, not {src.np_dtype}")
-    with np.errstate(invalid="ignore", over="ignore"):  # NaN / overflow follow ml_dtypes, silently
-        return values.astype(dst.np_dtype)
+    return numerics.cast(values, src, dst)
 
 
 def zp_sub_values(values: np.ndarray, zero_point: int, rule: ZeroPointRule) -> np.ndarray:

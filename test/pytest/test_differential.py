@@ -9,14 +9,21 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
    module from a DM image that this file builds itself (:func:`build_dm`:
    every fetched memref at its ``base`` / ``scale_base``, laid out by its
    ``strided<>`` layout, 4-bit values packed low nibble first).  It shares no
-   code with ``fetchc.golden.interp`` / ``fetchc.golden.sim``: addresses from the memref
-   layout and the map (coefficients obtained by evaluating the map on unit
-   vectors), nibbles unpacked low-first, element conversions with
-   ``ml_dtypes`` (``f32 -> bf16`` by integer round-to-nearest-even), NVFP4 as
-   ``E2M1 * f32(bscale) * gscale`` and MXFP4 as ``E2M1 * 2^(e-127)``
-   (``0xFF`` -> NaN) computed exactly in float64 and rounded once to f32.
-   The interpreter's results on the input module must equal it (NaN-aware:
-   any NaN equals any NaN).
+   code with ``fetchc.golden.interp`` / ``fetchc.golden.sim`` /
+   ``fetchc.target.numerics``: addresses from the memref layout and the map
+   (coefficients obtained by evaluating the map on unit vectors), nibbles
+   unpacked low-first, table lookups as ``ml_dtypes`` value conversions (NaN
+   keys give the quiet NaN of their sign, seqbin.md TABLES), casts by the
+   rules of hardware.md §2.2a written out here (:func:`rngd_cast`: ``bf16``
+   subnormals flush to a zero of their sign, NaNs become ``0x7FC00000`` /
+   ``0x7FC0``, ``f8E5M2`` NaNs keep their sign, ``f32 -> bf16`` by integer
+   round-to-nearest-even), NVFP4 as ``E2M1 * f32(bscale) * gscale`` and MXFP4
+   as ``E2M1 * 2^(e-127)`` (``0xFF`` -> NaN) computed exactly in float64,
+   rounded once to f32 and then put through the Vector Engine's rules
+   (:func:`vector_round`, :func:`daz64`: subnormal operands read as zero,
+   subnormal results flush to a zero of their sign, NaN results are
+   ``0x7FC00000``).  The interpreter's results on the input module must equal
+   it bit for bit, NaN sign and payload included.
 2. **Pass by pass.**  The module is interpreted (``fetchc.golden.interp``) before any
    pass and after each of ``fetch-legalize-convert``, ``fetch-split-scaling``
    and ``fetch-to-seq``; the module must verify after each pass, and every
@@ -27,7 +34,7 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
    ``seq.bin`` bytes are read back and ``fetchc.golden.sim.simulate`` runs every
    program on the DM image.  Each program's output must equal, bit for bit,
    the stream the interpreter's ``fetch_seq.program`` produced for it (after
-   ``fetch-to-seq``), in the ``ir.md`` §5 encoding, and also (NaN-aware) the
+   ``fetch-to-seq``), in the ``ir.md`` §5 encoding, and also (bit for bit) the
    reference's adapter output for that program (programs numbered
    ``function/index`` in ``fetch.fetch`` order, a dequant's scale fetch right
    after its codes' fetch).  The hardware runs the programs in order, so a
@@ -58,11 +65,12 @@ plain reads) and the zero-point residuals they feed to the Contraction
 Engine, a second check against formulas written out per format from the raw
 DM bytes (:func:`check_decodes`: nibbles low-first, E2M1 via ml_dtypes
 ``float4_e2m1fn`` checked against the ladder, ``f32(bscale)`` then
-``gscale``; ``2^(e-127)`` with ``0xFF`` NaN; ``f8E5M2 -> bf16`` via
-ml_dtypes; ``x - zp``).  NVFP4 functions run with tensor scales 0.37, 2^-140
-(subnormal results) and 3e38 (overflow to inf); random block scales include
-the e4m3 subnormals and NaNs, random e8m0 exponents 2^-127 (subnormal
-products) and 2^127 (overflow).  Functions with more than :data:`BIG`
+``gscale`` by the Vector Engine's rules; ``2^(e-127)`` with ``0xFF`` NaN;
+``f8E5M2 -> bf16`` via ml_dtypes; ``x - zp``).  NVFP4 functions run with
+tensor scales 0.37, 2^-140 (a subnormal scale: reads as zero), 2^-120
+(subnormal products: flushed) and 3e38 (overflow to inf); random block
+scales include the e4m3 subnormals and NaNs, random e8m0 exponents 2^-127
+(reads as zero), 2^-126 (subnormal products) and 2^127 (overflow).  Functions with more than :data:`BIG`
 elements in their memrefs (the 4096 x 4096 weights) run steps 1-4 on a copy
 whose leading dimension is shrunk to :data:`SHRUNK_ROWS` rows
 (:func:`shrink`), and at their real size the golden model alone
@@ -151,9 +159,6 @@ def ename(t) -> str:
     return out.getvalue()
 
 
-FLOAT_DTYPES = {np.dtype(NP_DTYPE[t]) for t in ("f8E4M3FN", "f8E5M2", "f8E8M0FNU", "bf16", "f32")}
-
-
 def bits(a: np.ndarray) -> np.ndarray:
     """Raw bits (4-bit types as their codes)."""
     a = np.ascontiguousarray(a)
@@ -162,27 +167,12 @@ def bits(a: np.ndarray) -> np.ndarray:
     return a.view(UINT[a.dtype.itemsize])
 
 
-def is_nan(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    if a.dtype not in FLOAT_DTYPES:
-        return np.zeros(a.shape, bool)
-    with np.errstate(invalid="ignore"):
-        return np.isnan(a)
-
-
-def same_bits(x: np.ndarray, y: np.ndarray, nan_aware: bool = False) -> bool:
-    """Equal shape, dtype and raw bits; with ``nan_aware`` every NaN equals
-    every NaN (payload and sign ignored)."""
+def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
+    """Equal shape, dtype and raw bits (NaN sign and payload included)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.shape != y.shape or x.dtype != y.dtype:
         return False
-    bx, by = bits(x), bits(y)
-    if np.array_equal(bx, by):
-        return True
-    if not nan_aware:
-        return False
-    nx, ny = is_nan(x), is_nan(y)
-    return bool(np.array_equal(nx, ny) and np.array_equal(bx[~nx], by[~ny]))
+    return bool(np.array_equal(bits(x), bits(y)))
 
 
 def first_difference(x: np.ndarray, y: np.ndarray) -> str:
@@ -190,9 +180,7 @@ def first_difference(x: np.ndarray, y: np.ndarray) -> str:
     if x.shape != y.shape or x.dtype != y.dtype:
         return f"shape/dtype {x.shape}/{x.dtype} vs {y.shape}/{y.dtype}"
     bx, by = bits(x).reshape(-1), bits(y).reshape(-1)
-    bad = np.flatnonzero((bx != by) & ~(is_nan(x).reshape(-1) & is_nan(y).reshape(-1)))
-    if not bad.size:
-        bad = np.flatnonzero(bx != by)
+    bad = np.flatnonzero(bx != by)
     i = int(bad[0])
     return (
         f"{bad.size} of {bx.size} elements differ; first at flat index {i} "
@@ -201,8 +189,8 @@ def first_difference(x: np.ndarray, y: np.ndarray) -> str:
     )
 
 
-def assert_same(x, y, what: str, nan_aware: bool = False) -> None:
-    assert same_bits(x, y, nan_aware), f"{what}: {first_difference(x, y)}"
+def assert_same(x, y, what: str) -> None:
+    assert same_bits(x, y), f"{what}: {first_difference(x, y)}"
 
 
 def encode(arr: np.ndarray, elem: str) -> np.ndarray:
@@ -433,27 +421,113 @@ def read_dm(dm: np.ndarray, base: int, mt: MemRefType, idx: list[np.ndarray], sh
 # The independent reference evaluator
 # --------------------------------------------------------------------------
 
+QNAN32 = 0x7FC00000
+"""The canonical f32 NaN of hardware.md §2.2a."""
+
+
 def f32_to_bf16(x: np.ndarray) -> np.ndarray:
-    """Round to nearest even by integer arithmetic; a NaN becomes the quiet
-    NaN of its sign."""
+    """hardware.md §2.2a ``f32 -> bf16``: round to nearest even by integer
+    arithmetic (overflow -> inf); a subnormal gives a zero of its sign; any
+    NaN gives ``0x7FC0``."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
     r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    r = np.where(np.isnan(x), (np.uint16(0x7FC0) | ((u >> 16) & 0x8000)).astype(np.uint16), r)  # quiet, sign kept
+    r = np.where((u & 0x7F800000) == 0, ((u >> 16) & 0x8000).astype(np.uint16), r)
+    r = np.where((u & 0x7FFFFFFF) > 0x7F800000, np.uint16(0x7FC0), r).astype(np.uint16)
     return r.view(ml_dtypes.bfloat16)
 
 
-def convert_values(v: np.ndarray, src: str, dst: str) -> np.ndarray:
-    """Any adapter conversion (lookup, cast, their chains): all exact except
-    f32 -> bf16, so the value conversion is the whole semantics."""
-    if src == dst:
-        return v
+def rngd_cast(v: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """One of the seven adapter casts with hardware.md §2.2a's rules: integers
+    sign-extend; ``f8E4M3FN`` / ``f8E5M2`` / ``bf16 -> f32`` widen the value
+    exactly (ml_dtypes), then a ``bf16`` subnormal becomes a zero of its
+    sign and a NaN becomes ``0x7FC00000`` (``f8E5M2``: ``0xFFC00000`` when
+    the NaN's sign bit is set); ``f32 -> bf16`` by :func:`f32_to_bf16`."""
+    assert (src, dst) in CAST_CODE, (src, dst)
     if dst == "i32":
         return v.astype(np.int32)
-    if dst == "bf16" and src == "f32":
+    if dst == "bf16":
         return f32_to_bf16(v)
-    with np.errstate(invalid="ignore", over="ignore"):
-        wide = v.astype(np.float32)
-        return wide if dst == "f32" else wide.astype(NP_DTYPE[dst])
+    src_bits = bits(v).astype(np.uint32)
+    with np.errstate(invalid="ignore"):
+        wide = np.ascontiguousarray(v.astype(np.float32))
+    u = wide.view(np.uint32).copy()
+    if src == "bf16":
+        u = np.where((src_bits & 0x7F80) == 0, u & 0x80000000, u)
+    negative = (src_bits >> (BITS[src] - 1)) == 1
+    qnan = np.where(negative, 0xFFC00000, QNAN32) if src == "f8E5M2" else QNAN32
+    u = np.where(np.isnan(wide), qnan, u).astype(np.uint32)
+    return u.view(np.float32)
+
+
+def table_lookup(v: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """One of the four lookups (hardware.md §2.1): every entry is the exact
+    value conversion (ml_dtypes); NaN keys give the quiet NaN of the key's
+    sign, ``0x7FC0`` / ``0xFFC0`` (seqbin.md TABLES)."""
+    assert (src, dst) in LOOKUP_PAIRS, (src, dst)
+    with np.errstate(invalid="ignore"):
+        out = np.ascontiguousarray(v.astype(np.float32).astype(NP_DTYPE[dst]))
+    if dst == "bf16":
+        key = bits(v).astype(np.uint16)
+        with np.errstate(invalid="ignore"):
+            nan = np.isnan(v.astype(np.float32))
+        out = np.where(nan, np.uint16(0x7FC0) | ((key & 0x80) << 8), out.view(np.uint16)).astype(np.uint16)
+        out = out.view(ml_dtypes.bfloat16)
+    return out
+
+
+def convert_values(v: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """Any adapter conversion: a table lookup, a cast, or a lookup then a
+    cast (``f4E2M1FN -> f32`` through ``f8E4M3FN``; every e2m1 value is
+    exact in both 8-bit floats, so the intermediate type does not matter)."""
+    if src == dst:
+        return v
+    if (src, dst) in LOOKUP_PAIRS:
+        return table_lookup(v, src, dst)
+    if (src, dst) in CAST_CODE:
+        return rngd_cast(v, src, dst)
+    for mid in ("f8E4M3FN", "f8E5M2", "bf16"):
+        if (src, mid) in LOOKUP_PAIRS and (mid, dst) in CAST_CODE:
+            return rngd_cast(table_lookup(v, src, mid), mid, dst)
+    raise AssertionError(f"no adapter conversion {src} -> {dst}")
+
+
+def daz64(a) -> np.ndarray:
+    """f32 values as Vector Engine operands, in float64: a subnormal reads as
+    a zero of its sign (hardware.md §2.2a)."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    u = a.view(np.uint32)
+    u = np.where((u & 0x7F800000) == 0, u & 0x80000000, u).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def vector_round(p: np.ndarray) -> np.ndarray:
+    """An exact product (float64) as the Vector Engine returns it: rounded
+    once to f32 (IEEE round to nearest even), a subnormal result flushed to a
+    zero of its sign, a NaN as ``0x7FC00000`` (hardware.md §2.2a)."""
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.ascontiguousarray(p.astype(np.float32))
+    u = r.view(np.uint32)
+    u = np.where((u & 0x7F800000) == 0, u & 0x80000000, u)
+    u = np.where(np.isnan(p), QNAN32, u).astype(np.uint32)
+    return u.view(np.float32)
+
+
+def vmul(a, b) -> np.ndarray:
+    """The Vector Engine's f32 multiply (the product of two f32 values is
+    exact in float64, so rounding it once is IEEE's f32 product)."""
+    with np.errstate(invalid="ignore"):
+        return vector_round(daz64(a) * daz64(b))
+
+
+def e8m0_f32(e: np.ndarray) -> np.ndarray:
+    """``2^(e-127)`` in f32 (``e = 0``: the subnormal ``2^-127``), ``e =
+    255`` -> NaN (hardware.md §4)."""
+    e = np.asarray(e).astype(np.int32)
+    with np.errstate(over="ignore"):
+        s = np.ldexp(np.float32(1.0), e - 127).astype(np.float32)
+    s[e == 0xFF] = np.float32(np.nan)
+    return s
 
 
 def e2m1_f64(codes: np.ndarray) -> np.ndarray:
@@ -554,23 +628,19 @@ def reference_run(module, fn: str, args: list, bases: dict[int, int], dm: np.nda
             sl = (slice(None),) * (len(shape) - 1) + (slice(None, None, block),)
             sshape = st.time + st.packet[:-1] + (st.packet[-1] // block,)
             scale1 = read_dm(dm, sbase, op.operands[1].type, [np.broadcast_to(i, shape)[sl] for i in sidx], sshape)
-            x = e2m1_f64(ins[0])
+            x = e2m1_f64(ins[0]).astype(np.float32)  # lookup + cast: E2M1 -> f32, exact
             pk = prog_val[codes_v]
-            programs[f"{fn}/{pk}"] = x.astype(np.float32)  # lookup + cast: E2M1 -> f32
-            programs[f"{fn}/{pk + 1}"] = scale1.astype(np.float32) if fmt == "nvfp4" else scale1
+            programs[f"{fn}/{pk}"] = x
+            programs[f"{fn}/{pk + 1}"] = rngd_cast(scale1, "f8E4M3FN", "f32") if fmt == "nvfp4" else scale1
             dm_for[f"{fn}/{pk + 1}"] = dm
             if programs_only:
                 env[op.results[0]] = None
                 continue
-            scale = np.repeat(scale1, block, axis=-1)
-            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-                if fmt == "nvfp4":  # exact in float64, one rounding to f32
-                    g = np.float64(np.float32(ins[2]))
-                    val = (x * scale.astype(np.float32).astype(np.float64) * g).astype(np.float32)
-                else:
-                    e = scale.view(np.uint8).astype(np.int64)
-                    val = (x * np.ldexp(1.0, e - 127)).astype(np.float32)
-                    val[e == 0xFF] = np.float32(np.nan)
+            scale = np.repeat(programs[f"{fn}/{pk + 1}"], block, axis=-1)
+            if fmt == "nvfp4":  # Vector Engine: block scale first, tensor scale second
+                val = vmul(vmul(x, scale), np.float32(ins[2]))
+            else:
+                val = vmul(x, e8m0_f32(scale.view(np.uint8)))
             env[op.results[0]] = val
         elif name in ("rngd.switch", "rngd.collect", "rngd.to_trf", "rngd.to_vrf"):
             env[op.results[0]] = ins[0]
@@ -885,16 +955,16 @@ def run_interp(module, fn: str, args: list, bases=None, dm=None) -> Outcome:
     return Outcome([a for a in copies if isinstance(a, np.ndarray)], list(res), sink, cap.streams, cap.dm_for)
 
 
-def compare(a: Outcome, b: Outcome, what: str, nan_aware: bool = False) -> None:
+def compare(a: Outcome, b: Outcome, what: str) -> None:
     assert len(a.memrefs) == len(b.memrefs) and len(a.results) == len(b.results), what
     for i, (x, y) in enumerate(zip(a.memrefs, b.memrefs)):
-        assert_same(x, y, f"{what}: memref argument #{i}", nan_aware)
+        assert_same(x, y, f"{what}: memref argument #{i}")
     for i, (x, y) in enumerate(zip(a.results, b.results)):
-        assert_same(np.asarray(x), np.asarray(y), f"{what}: result #{i}", nan_aware)
+        assert_same(np.asarray(x), np.asarray(y), f"{what}: result #{i}")
     assert len(a.contract) == len(b.contract), f"{what}: rngd.contract_outer ran {len(a.contract)} vs {len(b.contract)} times"
     for i, (x, y) in enumerate(zip(a.contract, b.contract)):
         for j in range(2):
-            assert_same(np.asarray(x[j]), np.asarray(y[j]), f"{what}: operand {j} of rngd.contract_outer #{i}", nan_aware)
+            assert_same(np.asarray(x[j]), np.asarray(y[j]), f"{what}: operand {j} of rngd.contract_outer #{i}")
 
 
 # --------------------------------------------------------------------------
@@ -981,7 +1051,7 @@ def check_programs_against_reference(mine, got, ref: Outcome) -> None:
     for p in mine:
         e = p.out_dtype.name
         r_enc = encode(ref.programs[p.name], e).reshape(-1, p.packet_size)
-        assert_same(as_values(got[p.name], e), as_values(r_enc, e), f"program {p.name}: simulator vs independent reference", nan_aware=True)
+        assert_same(as_values(got[p.name], e), as_values(r_enc, e), f"program {p.name}: simulator vs independent reference")
 
 
 def check_function(
@@ -1001,11 +1071,11 @@ def check_function(
 
     ref = reference_run(m, fn, args, bases, dm)
     before = run_interp(m, fn, args)
-    compare(ref, before, f"@{fn}: interpreter (input module) vs independent reference", nan_aware=True)
+    compare(ref, before, f"@{fn}: interpreter (input module) vs independent reference")
     extra = []
     for ea in extra_args:
         r = reference_run(m, fn, ea, bases, build_dm(m, fn, ea, bases))
-        compare(r, run_interp(m, fn, ea), f"@{fn} (extra arguments): interpreter vs independent reference", nan_aware=True)
+        compare(r, run_interp(m, fn, ea), f"@{fn} (extra arguments): interpreter vs independent reference")
         extra.append((ea, r))
 
     passes = all_passes()
@@ -1020,7 +1090,7 @@ def check_function(
     extra_out = []
     for ea, r in extra:
         out = run_interp(m, fn, ea, bases)
-        compare(r, out, f"@{fn} (extra arguments): interpreter after the pipeline vs reference", nan_aware=True)
+        compare(r, out, f"@{fn} (extra arguments): interpreter after the pipeline vs reference")
         extra_out.append(out)
 
     # The golden model on a real seq.bin, each program on the DM image the
@@ -1095,7 +1165,7 @@ def shrink(text: str, module, fn: str) -> str | None:
 
 # Tensor scales for the examples' f32 arguments: the main run gets the first
 # value; the others (subnormal results, overflow to inf) run as extra arguments.
-G_SCALES = [0.37, 2.0**-140, 3.0e38]
+G_SCALES = [0.37, 2.0**-140, 2.0**-120, 3.0e38]
 
 
 def _args_with_scales(module, fn: str, seed: int) -> tuple[list, list]:
@@ -1168,21 +1238,18 @@ def golden_full_size(text: str, module, fn: str, label: str, seed: int) -> None:
         if fmt == "nvfp4":
             sc = senc  # f32, widened by the adapter's cast
         else:  # raw f8E8M0FNU: the Vector Engine decodes 2^(e-127)
-            e = senc.astype(np.int32)
-            with np.errstate(over="ignore"):
-                sc = np.ldexp(np.float32(1.0), e - 127).astype(np.float32)
-            sc[e == 0xFF] = np.float32(np.nan)
+            sc = e8m0_f32(senc)
         mt = op.operands[0].type
         raw = _raw_dm_bytes(dm, bases[params.index(op.operands[0])], mt)
         smt = dq.operands[1].type
         sraw = _raw_dm_bytes(dm, bases[params.index(dq.operands[1])], smt)
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            blocked = (codes.reshape(sc.shape + (block,)) * sc[..., None]).reshape(-1)  # the Vector Engine's block scale
-            want_blocked = _fp4_decode(raw, sraw, fmt, None, tuple(mt.get_shape())).reshape(-1)
-            for g in G_SCALES if fmt == "nvfp4" else [None]:
-                out = blocked if g is None else blocked * np.float32(g)  # then the tensor scale
-                want = want_blocked if g is None else want_blocked * np.float32(g)
-                assert_same(out, want, f"@{fn} full size: {fmt} decode (g = {g}) from the simulator's programs", nan_aware=True)
+        blocked = vmul(codes.reshape(sc.shape + (block,)), sc[..., None]).reshape(-1)  # the Vector Engine's block scale
+        want_blocked = _fp4_decode(raw, sraw, fmt, None, tuple(mt.get_shape())).reshape(-1)
+        assert_same(blocked, want_blocked, f"@{fn} full size: {fmt} block-scaled decode from the simulator's programs")
+        for g in G_SCALES if fmt == "nvfp4" else []:
+            out = vmul(blocked, np.float32(g))  # then the tensor scale
+            want = _fp4_decode(raw, sraw, fmt, np.float32(g), tuple(mt.get_shape())).reshape(-1)
+            assert_same(out, want, f"@{fn} full size: {fmt} decode (g = {g}) from the simulator's programs")
 
 
 # ---- decodes of the examples against hand-written formulas ----------------
@@ -1239,12 +1306,12 @@ def check_decodes(module, fn: str, args: list, out: Outcome) -> int:
                 gv = dq.operands[2]
                 g = args[mem_of[gv]] if gv in mem_of else np.float32(gv.owner.properties["value"].value.data)
             want = _fp4_decode(raw, sraw, fmt, g, tuple(mt.get_shape()))
-            assert_same(got, want.reshape(got.shape), f"@{fn}: {fmt} decode (g = {g}) vs the hand-written formula", nan_aware=True)
+            assert_same(got, want.reshape(got.shape), f"@{fn}: {fmt} decode (g = {g}) vs the hand-written formula")
         elif len(stages) <= 1:
             s = ename(mt.element_type)
             d = ename(stages[0].results[0].type.element_type) if stages else s
             want = _convert_from_bytes(raw, s, d, tuple(mt.get_shape()))
-            assert_same(got, want.reshape(got.shape), f"@{fn}: {s} -> {d} vs ml_dtypes on the DM bytes", nan_aware=True)
+            assert_same(got, want.reshape(got.shape), f"@{fn}: {s} -> {d} vs ml_dtypes on the DM bytes")
         else:
             continue
         checked += 1
@@ -1309,24 +1376,21 @@ def _e2m1_table() -> np.ndarray:
 def _fp4_decode(raw: np.ndarray, sraw: np.ndarray, fmt: str, g, shape) -> np.ndarray:
     """NVFP4 / MXFP4 from the packed bytes: nibbles low-first, E2M1 via
     ml_dtypes (:func:`_e2m1_table`), block scale per 16 / 32 codes along the
-    last axis (NVFP4 ``f8E4M3FN`` via ml_dtypes; MXFP4 ``2^(e-127)``, ``0xFF``
-    NaN), f32 products left to right: block scale, then the tensor scale
-    ``g`` (None: no tensor scale)."""
+    last axis (NVFP4 ``f8E4M3FN`` by the §2.2a cast; MXFP4 ``2^(e-127)``,
+    ``0xFF`` NaN), Vector Engine products (:func:`vmul`) left to right: block
+    scale, then the tensor scale ``g`` (None: no tensor scale)."""
     n = math.prod(shape)
     nib = np.empty(2 * raw.size, np.uint8)
     nib[0::2], nib[1::2] = raw & 0x0F, raw >> 4
     e = _e2m1_table()[nib[:n]].reshape(shape)
     block = 16 if fmt == "nvfp4" else 32
     sshape = tuple(shape[:-1]) + (shape[-1] // block,)
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        if fmt == "nvfp4":
-            s = sraw.view(ml_dtypes.float8_e4m3fn).reshape(sshape).astype(np.float32)
-        else:
-            ex = sraw.reshape(sshape).astype(np.int32)
-            s = np.ldexp(np.float32(1.0), ex - 127).astype(np.float32)  # 2^-127 is an f32 subnormal
-            s[ex == 0xFF] = np.float32(np.nan)
-        out = (e.reshape(sshape + (block,)) * s[..., None]).reshape(shape)
-        return out if g is None else out * np.float32(g)
+    if fmt == "nvfp4":
+        s = rngd_cast(sraw.view(ml_dtypes.float8_e4m3fn).reshape(sshape), "f8E4M3FN", "f32")
+    else:
+        s = e8m0_f32(sraw.reshape(sshape))  # 2^-127 is an f32 subnormal: reads as +0
+    out = vmul(e.reshape(sshape + (block,)), s[..., None]).reshape(shape)
+    return out if g is None else vmul(out, np.float32(g))
 
 
 def _convert_from_bytes(raw: np.ndarray, s: str, d: str, shape) -> np.ndarray:
@@ -1336,15 +1400,7 @@ def _convert_from_bytes(raw: np.ndarray, s: str, d: str, shape) -> np.ndarray:
         vals = nib.view(NP_DTYPE[s]) if s != "i4" else ((nib.astype(np.int8) ^ 8) - 8).astype(ml_dtypes.int4)
     else:
         vals = raw.view(NP_DTYPE[s])
-    vals = vals.reshape(shape)
-    if s == d:
-        return vals
-    with np.errstate(invalid="ignore", over="ignore"):
-        if d == "i32":
-            return vals.astype(np.int32)
-        if d == "bf16" and s == "f32":
-            return vals.astype(ml_dtypes.bfloat16)
-        return vals.astype(np.float32).astype(NP_DTYPE[d])
+    return convert_values(vals.reshape(shape), s, d)
 
 
 # ---- scales at the edges, small -------------------------------------------
@@ -1365,7 +1421,7 @@ func.func @mx(%w: memref<4x64xf4E2M1FN>, %bs: memref<4x2xf8E8M0FNU>, %out: memre
 """
 
 
-@pytest.mark.parametrize("g", [1.0, 2.0**-140, 2.0**-149, 3.0e38, -math.inf, math.nan])
+@pytest.mark.parametrize("g", [1.0, 2.0**-140, 2.0**-149, 2.0**-120, 3.0e38, -math.inf, math.nan])
 def test_nvfp4_edge_scales(g):
     _, m = parse(EDGE)
     codes = np.tile(np.arange(16, dtype=np.uint8), 8).reshape(4, 32)  # every code, both blocks
@@ -1373,11 +1429,18 @@ def test_nvfp4_edge_scales(g):
     args = [codes.view(ml_dtypes.float4_e2m1fn), bs.view(ml_dtypes.float8_e4m3fn), np.float32(g), np.zeros((4, 32), np.float32)]
     out = check_function(EDGE, "nv", args, label="edge.mlir")[0].memrefs[2]
     want = _fp4_decode(pack_nibbles(codes), bs.reshape(-1), "nvfp4", np.float32(g), (4, 32))
-    assert_same(out, want, "nvfp4 edge scales", nan_aware=True)
+    assert_same(out, want, "nvfp4 edge scales")
+    ob = out.view(np.uint32)
+    assert (ob[2, :16] == QNAN32).all()  # the NaN block scale: the canonical NaN, whatever the code's sign
+    assert not (((ob & 0x7F800000) == 0) & ((ob & 0x7FFFFF) != 0)).any()  # never a subnormal
     if g == 3.0e38:
         assert np.isinf(out).any()
-    if g == 2.0**-140:
-        assert ((out != 0) & (np.abs(out) < 2.0**-126)).any()
+    if g in (2.0**-140, 2.0**-149):  # a subnormal tensor scale reads as zero
+        assert ((ob[~np.isnan(out)] & 0x7FFFFFFF) == 0).all()
+    if g == 2.0**-120:  # IEEE gives subnormals here; RNGD flushes them
+        ieee = _e2m1_table()[codes].astype(np.float64) * np.repeat(
+            bs.view(ml_dtypes.float8_e4m3fn).astype(np.float64), 16, axis=1) * g
+        assert ((out == 0) & (ieee != 0) & (np.abs(ieee) < 2.0**-126)).any()
 
 
 def test_mxfp4_edge_scales():
@@ -1387,9 +1450,12 @@ def test_mxfp4_edge_scales():
     args = [codes.view(ml_dtypes.float4_e2m1fn), e.view(ml_dtypes.float8_e8m0fnu), np.zeros((4, 64), np.float32)]
     out = check_function(EDGE, "mx", args, label="edge.mlir")[0].memrefs[2]
     want = _fp4_decode(pack_nibbles(codes), e.reshape(-1), "mxfp4", None, (4, 64))
-    assert_same(out, want, "mxfp4 edge scales", nan_aware=True)
-    assert np.isinf(out[2, 32:]).any() and np.isnan(out[3, :32]).all()
-    assert ((out[0] != 0) & (np.abs(out[0]) < 2.0**-126)).any()  # 2^-127 scale: subnormal results
+    assert_same(out, want, "mxfp4 edge scales")
+    assert np.isinf(out[2, 32:]).any() and (out[3, :32].view(np.uint32) == QNAN32).all()
+    assert (out[0, :32].view(np.uint32) & 0x7FFFFFFF == 0).all()  # e = 0: 2^-127 reads as +0
+    c = codes[0, 32:]
+    assert (out[0, 32:][(c & 7) == 1].view(np.uint32) & 0x7FFFFFFF == 0).all()  # ±0.5 × 2^-126: subnormal, flushed
+    assert (np.abs(out[0, 32:][(c & 7) == 2]) == 2.0**-126).all()  # ±1 × 2^-126: normal, kept
 
 
 def pack_nibbles(codes: np.ndarray) -> np.ndarray:

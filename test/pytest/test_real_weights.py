@@ -135,6 +135,43 @@ def test_compiled_decode_matches_interp_reference():
     assert rw.bit_mismatches(got, rw.reference_decode(q)) == 0
 
 
+def test_ordinary_weights_fall_under_no_rngd_rule(report):
+    assert report.ieee_mismatches == 0 and report.rngd_only == 0
+
+
+def test_tiny_weights_differ_from_ieee_only_by_the_rngd_rules():
+    """A tensor whose products fall below 2^-126: IEEE keeps subnormals,
+    RNGD flushes them (hardware.md §2.2a).  The compiled decode equals the
+    tool's RNGD reference bit for bit; every difference from IEEE is such a
+    flush, checked here from the IEEE values themselves."""
+    w = synthetic_weight(32, 64, seed=5) * np.float32(6e-35)  # gscale ~4.4e-38, just above 2^-126
+    w[:8] *= np.float32(1e-3)  # rows whose products fall below 2^-126
+    rep = rw.evaluate_weight("tiny", w)
+    q = rw.quantize_nvfp4(w)
+    ieee = rw.reference_decode(q)
+    sub = (ieee != 0) & (np.abs(ieee) < np.float32(2.0**-126))
+    assert sub.any() and np.isfinite(ieee).all()
+    assert rep.bit_exact and rep.mismatches == 0
+    assert rep.ieee_mismatches == rep.rngd_only == int(sub.sum())
+    got = rw.run_compiled(rw.compile_decoder(q.out_features, q.in_padded), q)
+    assert (got.view(np.uint32)[sub] == (ieee.view(np.uint32)[sub] & 0x80000000)).all()  # zeros of their sign
+    assert "2.2a-only" in rw.format_table([rep], "tiny") and rw.to_json([rep], "tiny")["rngd_only"] == rep.rngd_only
+
+
+def test_rngd_reference_by_hand():
+    """rngd_decode on a hand-made tensor: a NaN block scale gives
+    0x7FC00000 whatever the code's sign, a subnormal tensor scale reads as
+    zero."""
+    packed = np.full((1, 16), 0x99, np.uint8)  # codes 9 = -0.5 everywhere
+    bs = np.array([[0x7F, 0x38]], np.uint8).view(ml_dtypes.float8_e4m3fn)  # NaN, 1.0
+    q = rw.NVFP4Weight(packed, bs, np.float32(3.0), 32)
+    got = rw.rngd_decode(q).view(np.uint32)
+    assert (got[0, :16] == 0x7FC00000).all() and (got[0, 16:].view(np.float32) == -1.5).all()
+    q = rw.NVFP4Weight(packed, bs, np.float32(2.0**-130), 32)
+    got = rw.rngd_decode(q).view(np.uint32)
+    assert (got[0, :16] == 0x7FC00000).all() and (got[0, 16:] == 0x80000000).all()
+
+
 def test_correct_decode_error_is_small(report):
     assert report.relerr["correct"] < 0.2
 

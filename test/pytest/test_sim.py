@@ -77,6 +77,16 @@ def bits_u32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float32).view(np.uint32)
 
 
+def bf16_to_f32_rngd(words) -> np.ndarray:
+    """bf16 bits -> f32 by hardware.md §2.2a, written out here: exact, a
+    subnormal gives a zero of its sign, any NaN gives 0x7FC00000."""
+    w = np.asarray(words, dtype=np.uint32)
+    out = w << 16
+    out = np.where((w & 0x7F80) == 0, out & 0x80000000, out)
+    out = np.where((w & 0x7FFF) > 0x7F80, 0x7FC00000, out)
+    return out.astype(np.uint32).view(np.float32)
+
+
 # --------------------------------------------------------------------------
 # Tables: the four of hardware.md §2.1, through the file's bytes
 # --------------------------------------------------------------------------
@@ -301,14 +311,15 @@ def test_every_execution_path_matches_python_walk(monkeypatch, path, nest, kind)
         else:
             p = prog(in_dtype=F8E4M3FN, out_dtype=F32, stages=3, table=0, type_conversion=5)
             tabs = [ref_table(F8E4M3FN, BF16)]
-            want = picked.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+            # the table keeps a NaN's sign (0xFFC0), the bf16 -> f32 cast drops it (§2.2a)
+            want = bf16_to_f32_rngd(picked.view(ml_dtypes.float8_e4m3fn).astype(ml_dtypes.bfloat16).view(np.uint16))
     else:
         base = 2 * -min(offs) + 6
         dm = rng_bytes(base + 2 * max(offs) + 2, 22)
         words = [int(dm[base + 2 * e]) | (int(dm[base + 2 * e + 1]) << 8) for e in offs]
         p = prog(in_dtype=BF16, out_dtype=F32, stages=2, type_conversion=5)
         tabs = []
-        want = (np.array(words, dtype=np.uint32) << 16).view(np.float32)
+        want = bf16_to_f32_rngd(words)
     p = dataclass_replace(p, base=base, limits=limits, strides=strides, packet_size=packet)
     for threads in (1, 2):
         got = simulate_program(p, tabs, dm, threads=threads)
@@ -331,7 +342,10 @@ def test_odd_key_count_contiguous():
 
 def rne_bf16(bits: int) -> int:
     """f32 bits -> bf16 bits, round to nearest even, by integer arithmetic
-    (finite, non-NaN inputs)."""
+    (finite, non-NaN inputs); a subnormal input gives a zero of its sign
+    (hardware.md §2.2a)."""
+    if bits & 0x7F800000 == 0:
+        return (bits >> 16) & 0x8000
     return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
 
 
@@ -341,7 +355,7 @@ def test_f32_to_bf16_round_to_nearest_even_on_ties():
         0x3F818000,  # tie between 0x3F81 and 0x3F82 -> even 0x3F82
         0xBF808000, 0xBF818000,  # negative ties
         0x3F808001, 0x3F807FFF,  # just above / below a tie
-        0x00008000, 0x00018000,  # subnormal ties
+        0x00008000, 0x00018000, 0x80018000, 0x007FFFFF,  # subnormals: a zero of their sign
         0x7F7FFFFF,  # rounds up to +inf
         0x7F7F8000,  # tie at the top: odd 0x7F7F -> 0x7F80 (inf)
         0x7F800000, 0xFF800000, 0x00000000, 0x80000000,
@@ -353,16 +367,15 @@ def test_f32_to_bf16_round_to_nearest_even_on_ties():
     assert got.dtype == np.uint16
     assert [int(g) for g in got] == [rne_bf16(v) for v in vals]
     assert [int(g) for g in got[:4]] == [0x3F80, 0x3F82, 0xBF80, 0xBF82]
+    assert [int(g) for g in got[6:10]] == [0x0000, 0x0000, 0x8000, 0x0000]
 
 
-def test_f32_to_bf16_nan_as_ml_dtypes():
-    vals = np.array([0x7FC00000, 0xFFC00001, 0x7F800001], dtype="<u4")
-    p = prog(in_dtype=F32, out_dtype=BF16, limits=(3,), packet_size=1, fetch_size=4, stages=2, type_conversion=6)
+def test_f32_to_bf16_nan_is_canonical():
+    """Any NaN, whatever its sign and payload, gives 0x7FC0 (hardware.md §2.2a)."""
+    vals = np.array([0x7FC00000, 0xFFC00001, 0x7F800001, 0xFFFFFFFF, 0x7FBFFFFF], dtype="<u4")
+    p = prog(in_dtype=F32, out_dtype=BF16, limits=(5,), packet_size=1, fetch_size=4, stages=2, type_conversion=6)
     got = simulate_program(p, [], vals.view(np.uint8)).reshape(-1)
-    with np.errstate(invalid="ignore"):
-        want = vals.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
-    assert np.array_equal(got, want)
-    assert all((int(g) & 0x7F80) == 0x7F80 and (int(g) & 0x7F) for g in got)  # still NaN
+    assert got.tolist() == [0x7FC0] * 5
 
 
 def test_integer_casts_sign_extend():
@@ -383,17 +396,22 @@ def test_f8_to_f32_exact(src, code):
     dm = np.arange(256, dtype=np.uint8)
     p = prog(in_dtype=src, out_dtype=F32, limits=(256,), packet_size=8, fetch_size=8, stages=2, type_conversion=code)
     got = simulate_program(p, [], dm).reshape(-1)
-    want = dm.view(NP[src]).astype(np.float32)
-    assert np.array_equal(bits_u32(got), bits_u32(want))
+    with np.errstate(invalid="ignore"):
+        want = dm.view(NP[src]).astype(np.float32)
+    nan = np.isnan(want)
+    assert np.array_equal(bits_u32(got)[~nan], bits_u32(want)[~nan])  # exact
+    # NaN (hardware.md §2.2a): e4m3 0x7F / 0xFF -> 0x7FC00000; e5m2 keeps the sign
+    want_nan = [0x7FC00000 if src == F8E4M3FN or c < 0x80 else 0xFFC00000 for c in np.flatnonzero(nan)]
+    assert bits_u32(got)[nan].tolist() == want_nan
     assert got[0x38 if src == F8E4M3FN else 0x3C] == 1.0
 
 
-def test_bf16_to_f32_exact():
-    dm = rng_bytes(64, 15)
-    p = prog(in_dtype=BF16, out_dtype=F32, limits=(32,), packet_size=8, fetch_size=16, stages=2, type_conversion=5)
+def test_bf16_to_f32_every_code():
+    dm = np.arange(1 << 16, dtype="<u2").view(np.uint8)
+    p = prog(in_dtype=BF16, out_dtype=F32, limits=(1 << 16,), packet_size=8, fetch_size=16, stages=2, type_conversion=5)
     got = simulate_program(p, [], dm).reshape(-1)
-    want = (dm.view("<u2").astype(np.uint32) << 16)
-    assert np.array_equal(bits_u32(got), want)
+    assert np.array_equal(bits_u32(got), bits_u32(bf16_to_f32_rngd(np.arange(1 << 16))))
+    assert bits_u32(got)[[0x0001, 0x8001, 0x7F81, 0xFFC0, 0x3F80]].tolist() == [0, 0x80000000, 0x7FC00000, 0x7FC00000, 0x3F800000]
 
 
 # --------------------------------------------------------------------------

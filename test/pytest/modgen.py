@@ -431,7 +431,7 @@ def zp_chain(draw, b: Builder) -> None:
     res = "i5" if src == "i4" else "i9"
     v, t = stage(b, "fetch.zp_sub", v, ctx, acc.time, acc.packet, src, res, extra=f", {zp}")
     for eng in ("rngd.switch", "rngd.collect"):
-        if draw(st.booleans()):
+        if draw(st.booleans()) and switch_ok(eng, acc.packet, res):
             w = b.val("s")
             b.emit(f"{w} = {eng} {v} : {t} -> {t}")
             v = w
@@ -501,10 +501,19 @@ def factorisation(draw, n: int) -> tuple[list[int], list[int]]:
     return time, [p]
 
 
+WIRE_BITS = {**BITS, "i5": 8, "i9": 16}
+"""Bits per element entering the Switch Engine (hardware.md §2.4)."""
+
+
+def switch_ok(eng: str, packet, elem: str) -> bool:
+    """Rule 9: a packet entering rngd.switch is a whole number of 8-byte words."""
+    return eng != "rngd.switch" or (math.prod(packet) * WIRE_BITS[elem]) % 64 == 0
+
+
 def consume(draw, b: Builder, v: str, ctx: str, time, packet, elem: str, allow_transpose: bool = True) -> None:
     t = stream(ctx, time, packet, elem)
     for eng in ("rngd.switch", "rngd.collect"):
-        if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 3)) == 0 and switch_ok(eng, packet, elem):
             w = b.val("s")
             b.emit(f"{w} = {eng} {v} : {t} -> {t}")
             v = w

@@ -19,12 +19,46 @@ Everything here is return-value based (no global handler, no global state):
 Locations are 1-based ``(filename, line, column)`` tuples; the column counts
 characters (code points), not bytes, so the caret lines up on screen.  A line
 ``<= 0`` means "only the file is known" and renders as ``file: error: ...``.
+Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (each one line break).
+
+MLIR locations (spec: ir.md §5).  An op's ``location`` attribute may be any
+of MLIR's forms; a diagnostic is shown where ``mlir-opt`` shows it
+(``SourceMgrDiagnosticHandler``): at the first ``FileLineColLoc`` found
+walking the location in pre-order (a ``NameLoc``'s child, a
+``CallSiteLoc``'s callee before its caller, a ``FusedLoc``'s parts in
+order; ``UnknownLoc`` has none).  When rendered, the error is followed by
+context notes, which ``--verify-diagnostics`` does not match (as in MLIR):
+``note: called from`` at each caller of the first call site (at most
+:data:`CALL_STACK_LIMIT`), then ``note: fused with this location`` at each
+other file location of a ``FusedLoc``.  A file named by a location but not
+registered with the :class:`SourceManager` is read from disk when shown (a
+regular file of at most :data:`MAX_SOURCE_BYTES`), as ``mlir-opt`` does.
+
+Op paths.  A diagnostic about an op (``Diagnostic.op``) that has no file
+location (an op built in memory) is shown at its *op path* instead::
+
+    func @k, op 3 'fetch.cast': error: 'fetch.cast' op ...
+
+The path starts at the nearest enclosing symbol op (``func @k``; another
+symbol op as ``<op name> @sym``), else at ``module`` (a ``builtin.module``
+root), the root op's quoted name, or ``block`` (a block in no region), then
+gives, for each nesting level
+below it, ``op N``: the 0-based index of the op in its block
+(``list(block.ops)[N]``), preceded by ``region R, `` when the parent op has
+more than one region and ``block B, `` when the region has more than one
+block; it ends with the op's quoted name.  An op nested in a region of op 2
+of ``@k`` is ``func @k, op 2, op 0 'fetch.cast'``; a function itself is
+``func @k``; an op in no block at all is ``detached op 'fetch.cast'``.  A
+location without a file position that is not ``UnknownLoc`` (a bare
+``NameLoc``) is appended: ``func @k, op 3 'fetch.cast' at loc("w")``.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,12 +66,18 @@ from xdsl.dialects.builtin import (
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
+    ModuleOp,
     NameLoc,
+    StringAttr,
+    UnknownLoc,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
 __all__ = [
+    "CALL_STACK_LIMIT",
+    "MAX_FUSED_NOTES",
+    "MAX_SOURCE_BYTES",
     "SEVERITIES",
     "Diagnostic",
     "DiagnosticError",
@@ -46,9 +86,11 @@ __all__ = [
     "SourceManager",
     "LineIndex",
     "flatten",
+    "location_notes",
     "location_of",
     "op_error",
     "op_location",
+    "op_path",
     "render",
     "render_all",
     "exception_text",
@@ -59,6 +101,17 @@ Loc = tuple[str, int, int]
 """``(filename, line, column)``, 1-based."""
 
 SEVERITIES = ("error", "warning", "remark", "note")
+
+CALL_STACK_LIMIT = 10
+"""Most ``called from`` notes shown for one diagnostic (MLIR's default)."""
+MAX_FUSED_NOTES = 10
+"""Most ``fused with this location`` notes shown for one diagnostic."""
+MAX_SOURCE_BYTES = 64 << 20
+"""Largest file that :class:`SourceManager` reads from disk to show a line."""
+
+_LINE_BREAK_RE = re.compile(r"\r\n?|\n")
+"""A line break: ``\\r\\n``, a lone ``\\r`` or ``\\n`` (MLIR's lexer ends a
+``//`` comment at either character)."""
 
 
 class OpError(VerifyException):
@@ -95,12 +148,23 @@ class PassError(OpError):
 class Diagnostic:
     """One diagnostic: ``severity`` is ``"error"``, ``"warning"``, ``"remark"``
     or ``"note"``; ``loc`` is ``(filename, line, column)`` (1-based) or ``None``
-    when unknown; ``notes`` are printed after it, in order."""
+    when unknown; ``notes`` are printed after it, in order.
+
+    ``op`` is the op the diagnostic is about (``None`` for parse errors and
+    other diagnostics not about one op); ``location`` is the op's MLIR
+    location attribute as it was when the diagnostic was made (``loc`` is
+    its first file location, see :func:`location_of`).  Both are set by
+    :func:`op_error`, for the diagnostic and each of its notes; rendering
+    uses them for the op path of an unlocated op and for the ``called
+    from`` / ``fused with this location`` context notes.  They take no part
+    in ``==`` or ``repr``."""
 
     severity: str
     message: str
     loc: Loc | None = None
     notes: list[Diagnostic] = field(default_factory=lambda: [])
+    op: Operation | None = field(default=None, compare=False, repr=False)
+    location: Attribute | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -131,8 +195,9 @@ class DiagnosticError(Exception):
         if isinstance(diagnostics, Diagnostic):
             diagnostics = [diagnostics]
         self.diagnostics: list[Diagnostic] = list(diagnostics)
+        paths = _PathCache()
         super().__init__(
-            "\n".join(_header(d) for d in flatten(self.diagnostics))
+            "\n".join(_header(d, paths) for d in flatten(self.diagnostics))
         )
 
 
@@ -152,6 +217,8 @@ def flatten(diagnostics: Iterable[Diagnostic]) -> Iterator[Diagnostic]:
 class LineIndex:
     """Maps character offsets of a text to 1-based ``(line, column)``.
 
+    ``\\n``, ``\\r\\n`` and a lone ``\\r`` each end a line.
+
     ``line_offset`` is added to every line number: a chunk of a larger file
     that starts after line ``k`` of that file is indexed with
     ``line_offset=k`` so that it reports the original file's lines.
@@ -161,10 +228,7 @@ class LineIndex:
         self.text = text
         self.line_offset = line_offset
         self._starts = [0]
-        pos = text.find("\n")
-        while pos != -1:
-            self._starts.append(pos + 1)
-            pos = text.find("\n", pos + 1)
+        self._starts.extend(m.end() for m in _LINE_BREAK_RE.finditer(text))
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """Return the 1-based ``(line, column)`` of character ``offset``
@@ -174,32 +238,177 @@ class LineIndex:
         return index + 1 + self.line_offset, offset - self._starts[index] + 1
 
 
-def location_of(loc: Attribute) -> Loc | None:
-    """Return ``(filename, line, column)`` of a location attribute, or ``None``.
-
-    Like MLIR's ``SourceMgrDiagnosticHandler::findLocToShow``: a
-    ``FileLineColLoc`` is itself; a ``NameLoc`` shows its child, a
-    ``CallSiteLoc`` its callee, a ``FusedLoc`` its first showable part;
-    ``UnknownLoc`` and anything else give ``None``.  Raises nothing.
-    """
-    if isinstance(loc, FileLineColLoc):
-        return (loc.filename.data, loc.line.data, loc.column.data)
-    if isinstance(loc, NameLoc):
-        return location_of(loc.location)
-    if isinstance(loc, CallSiteLoc):
-        return location_of(loc.callee)
-    if isinstance(loc, FusedLoc):
-        for child in loc.locations.data:
-            if (found := location_of(child)) is not None:
-                return found
+def _first_file_loc(loc: Attribute) -> FileLineColLoc | None:
+    """The first ``FileLineColLoc`` of ``loc`` in pre-order (MLIR's
+    ``Location::findInstanceOf<FileLineColLoc>``), or ``None``."""
+    stack = [loc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FileLineColLoc):
+            return node
+        if isinstance(node, NameLoc):
+            stack.append(node.location)
+        elif isinstance(node, CallSiteLoc):
+            stack.extend((node.caller, node.callee))
+        elif isinstance(node, FusedLoc):
+            stack.extend(reversed(node.locations.data))
     return None
 
 
+def _as_loc(file_loc: FileLineColLoc) -> Loc:
+    return (file_loc.filename.data, file_loc.line.data, file_loc.column.data)
+
+
+def location_of(loc: Attribute | None) -> Loc | None:
+    """Return ``(filename, line, column)`` of a location attribute, or ``None``.
+
+    Like ``mlir-opt`` (``SourceMgrDiagnosticHandler``, which shows
+    ``findInstanceOf<FileLineColLoc>``): the first ``FileLineColLoc`` found
+    walking the location in pre-order, i.e. a ``FileLineColLoc`` is itself, a
+    ``NameLoc`` shows its child, a ``CallSiteLoc`` its callee (else its
+    caller), a ``FusedLoc`` its first part that has one; ``UnknownLoc``, a
+    bare ``NameLoc``, ``None`` and anything else give ``None``.  Raises
+    nothing.
+    """
+    if loc is None:
+        return None
+    found = _first_file_loc(loc)
+    return None if found is None else _as_loc(found)
+
+
+def _call_site(loc: Attribute) -> CallSiteLoc | None:
+    """MLIR's ``getCallSiteLoc``: the call site a location stands for."""
+    while True:
+        if isinstance(loc, CallSiteLoc):
+            return loc
+        if isinstance(loc, NameLoc):
+            loc = loc.location
+            continue
+        if isinstance(loc, FusedLoc):
+            for child in loc.locations.data:
+                if (found := _call_site(child)) is not None:
+                    return found
+        return None
+
+
+def location_notes(loc: Attribute | None) -> list[Diagnostic]:
+    """The context notes ``render`` prints after a diagnostic at ``loc``.
+
+    Returns, in order: ``note: called from`` at the first file location of
+    each caller of the first call site of ``loc`` (``callsite(A at
+    callsite(B at C))`` gives B then C; at most :data:`CALL_STACK_LIMIT`),
+    then ``note: fused with this location`` at the first file location of
+    each other part of a ``FusedLoc`` (looking through ``NameLoc``; at most
+    :data:`MAX_FUSED_NOTES`).  Parts without a file location and locations
+    equal to the diagnostic's own are skipped.  ``--verify-diagnostics``
+    does not match these notes (MLIR adds them only when printing).  Raises
+    nothing.
+    """
+    if loc is None:
+        return []
+    shown = location_of(loc)
+    notes: list[Diagnostic] = []
+    call = _call_site(loc)
+    depth = 0
+    while call is not None and depth < CALL_STACK_LIMIT:
+        caller = location_of(call.caller)
+        if caller is not None and caller != shown:
+            notes.append(Diagnostic("note", "called from", caller))
+        depth += 1
+        call = _call_site(call.caller)
+    fused = loc
+    while isinstance(fused, NameLoc):
+        fused = fused.location
+    if isinstance(fused, FusedLoc):
+        seen = {shown}
+        for child in fused.locations.data:
+            where = location_of(child)
+            if where is None or where in seen:
+                continue
+            seen.add(where)
+            if len(seen) > MAX_FUSED_NOTES + 1:
+                break
+            notes.append(Diagnostic("note", "fused with this location", where))
+    return notes
+
+
 def op_location(op: Operation) -> Loc | None:
-    """Return the ``(filename, line, column)`` of ``op`` (from its
-    ``FileLineColLoc``), or ``None`` for an ``UnknownLoc`` or any other
+    """Return the ``(filename, line, column)`` of ``op``'s location (see
+    :func:`location_of`), or ``None`` for an ``UnknownLoc`` or any other
     location without a file position.  Raises nothing."""
     return location_of(op.location)
+
+
+class _PathCache:
+    """Index of each op in its block, computed once per block, so that the
+    paths of many ops of one block cost linear time."""
+
+    def __init__(self) -> None:
+        self._index: dict[int, dict[int, int]] = {}
+        self._blocks: dict[int, dict[int, int]] = {}
+
+    def op_index(self, block: object, op: Operation) -> int:
+        table = self._index.get(id(block))
+        if table is None:
+            table = {id(o): i for i, o in enumerate(block.ops)}  # type: ignore[attr-defined]
+            self._index[id(block)] = table
+        return table.get(id(op), -1)
+
+    def block_index(self, region: object, block: object) -> int:
+        table = self._blocks.get(id(region))
+        if table is None:
+            table = {id(b): i for i, b in enumerate(region.blocks)}  # type: ignore[attr-defined]
+            self._blocks[id(region)] = table
+        return table.get(id(block), -1)
+
+
+def _symbol_of(op: Operation) -> str | None:
+    try:
+        sym = op.get_attr_or_prop("sym_name")
+    except Exception:  # noqa: BLE001 - an op without properties has no symbol
+        return None
+    return sym.data if isinstance(sym, StringAttr) else None
+
+
+def _anchor_text(op: Operation, sym: str) -> str:
+    return f"func @{sym}" if op.name == "func.func" else f"{op.name} @{sym}"
+
+
+def op_path(op: Operation, cache: _PathCache | None = None) -> str:
+    """Return the op path of ``op`` (format in the module docstring), e.g.
+    ``func @k, op 3 'fetch.cast'``.  ``cache`` (internal) shares block
+    indices between calls.  Raises nothing."""
+    cache = cache or _PathCache()
+    steps: list[str] = []
+    current = op
+    anchor: str | None = None
+    while True:
+        sym = _symbol_of(current)
+        if sym is not None:
+            anchor = _anchor_text(current, sym)
+            break
+        block = current.parent_block()
+        if block is None:
+            if current is op:
+                return f"detached op '{op.name}'"
+            anchor = "module" if isinstance(current, ModuleOp) else f"'{current.name}'"
+            break
+        region = block.parent_region()
+        parent = region.parent_op() if region is not None else None
+        step = f"op {cache.op_index(block, current)}"
+        if region is not None and len(region.blocks) > 1:
+            step = f"block {cache.block_index(region, block)}, {step}"
+        if parent is not None and len(parent.regions) > 1:
+            index = next(i for i, r in enumerate(parent.regions) if r is region)
+            step = f"region {index}, {step}"
+        steps.append(step)
+        if parent is None:
+            anchor = "block"
+            break
+        current = parent
+    if not steps:
+        return anchor
+    return ", ".join([anchor, *reversed(steps)]) + f" '{op.name}'"
 
 
 def op_error(
@@ -212,14 +421,23 @@ def op_error(
     ``'<op name>' op <message>``; each ``(note_op, text)`` in ``notes``
     becomes a ``note`` at ``note_op``'s location (text not prefixed).
 
-    ``severity`` may be ``"warning"``/``"remark"`` for non-error op
-    diagnostics.  Raises ``ValueError`` for an unknown severity.
+    The diagnostic and each note carry their op (``Diagnostic.op``) and its
+    location attribute (``Diagnostic.location``); ``loc`` is the location's
+    first file position (:func:`location_of`), or ``None``, in which case
+    :func:`render` shows the op path.  ``severity`` may be
+    ``"warning"``/``"remark"`` for non-error op diagnostics.  Raises
+    ``ValueError`` for an unknown severity.
     """
     return Diagnostic(
         severity,
         f"'{op.name}' op {message}",
         op_location(op),
-        [Diagnostic("note", text, op_location(note_op)) for note_op, text in notes],
+        [
+            Diagnostic("note", text, op_location(note_op), op=note_op, location=note_op.location)
+            for note_op, text in notes
+        ],
+        op=op,
+        location=op.location,
     )
 
 
@@ -243,11 +461,19 @@ class SourceManager:
 
     With ``--split-input-file`` register the whole file once (locations use
     the original file's lines).  ``"-"`` and ``"<stdin>"`` are the same file.
+    A file that locations name but that was not registered (an input that
+    went through ``mlir-opt --mlir-print-debuginfo`` names the original
+    file; a Python compiler names its own ``.py`` files) is read from disk
+    the first time a line of it is needed, as ``mlir-opt`` does, if it is a
+    regular file of at most :data:`MAX_SOURCE_BYTES` bytes (``load_files=False``
+    turns this off); bytes that are not UTF-8 show as U+FFFD.
     """
 
-    def __init__(self, sources: Mapping[str, str] | None = None):
+    def __init__(self, sources: Mapping[str, str] | None = None, load_files: bool = True):
         self._texts: dict[str, str] = {}
         self._lines: dict[str, list[str]] = {}
+        self._unreadable: set[str] = set()
+        self.load_files = load_files
         for name, text in (sources or {}).items():
             self.add(name, text)
 
@@ -255,6 +481,28 @@ class SourceManager:
         """Register (or replace) the text of ``filename``.  Returns None."""
         self._texts[filename] = text
         self._lines.pop(filename, None)
+
+    def _load(self, filename: str) -> bool:
+        """Read ``filename`` from disk into the manager; ``False`` if it is
+        not a readable regular file of at most MAX_SOURCE_BYTES."""
+        if not self.load_files or filename in self._unreadable or not filename or "\0" in filename:
+            return False
+        try:
+            # O_NONBLOCK: opening a FIFO must not wait for a writer.
+            fd = os.open(filename, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as f:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+                    raise OSError("not a small regular file")
+                data = f.read(MAX_SOURCE_BYTES + 1)
+        except (OSError, ValueError):
+            self._unreadable.add(filename)
+            return False
+        if len(data) > MAX_SOURCE_BYTES:
+            self._unreadable.add(filename)
+            return False
+        self.add(filename, data.decode("utf-8", errors="replace"))
+        return True
 
     def _key(self, filename: str) -> str | None:
         if filename in self._texts:
@@ -270,16 +518,19 @@ class SourceManager:
 
     def line(self, filename: str, line: int) -> str | None:
         """Return line ``line`` (1-based, without its line terminator) of
-        ``filename``, or ``None`` if the file or the line is unknown."""
+        ``filename``, or ``None`` if the file or the line is unknown.  Lines
+        end at ``\\n``, ``\\r\\n`` or a lone ``\\r``."""
         key = self._key(filename)
         if key is None:
-            return None
+            if filename in _STDIN_NAMES or not self._load(filename):
+                return None
+            key = filename
         lines = self._lines.get(key)
         if lines is None:
-            lines = self._texts[key].split("\n")
+            lines = _LINE_BREAK_RE.split(self._texts[key])
             self._lines[key] = lines
         if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
+            return lines[line - 1]
         return None
 
 
@@ -287,8 +538,9 @@ def display_name(filename: str) -> str:
     return "<stdin>" if filename == "-" else filename
 
 
-def _header(diag: Diagnostic) -> str:
-    """``file:line:col: severity: message`` (LLVM ``SMDiagnostic`` style)."""
+def _header(diag: Diagnostic, paths: _PathCache | None = None) -> str:
+    """``file:line:col: severity: message`` (LLVM ``SMDiagnostic`` style);
+    an unlocated diagnostic about an op starts with the op path instead."""
     prefix = ""
     if diag.loc is not None:
         filename, line, col = diag.loc
@@ -297,6 +549,11 @@ def _header(diag: Diagnostic) -> str:
             prefix += f":{line}"
             if col > 0:
                 prefix += f":{col}"
+        prefix += ": "
+    elif diag.op is not None:
+        prefix = op_path(diag.op, paths)
+        if diag.location is not None and not isinstance(diag.location, UnknownLoc):
+            prefix += f" at {diag.location}"
         prefix += ": "
     return f"{prefix}{diag.severity}: {diag.message}"
 
@@ -326,30 +583,38 @@ def _as_source_manager(
 
 
 def render(
-    diag: Diagnostic, sources: SourceManager | Mapping[str, str] | None = None
+    diag: Diagnostic,
+    sources: SourceManager | Mapping[str, str] | None = None,
+    _paths: _PathCache | None = None,
 ) -> str:
     """Return ``diag`` and its notes formatted exactly like ``mlir-opt``::
 
-        in.mlir:12:3: error: 'fetch.cast' op message
+        in.mlir:12:8: error: 'fetch.cast' op message
           %f = fetch.cast %d : ...
-          ^
-        in.mlir:10:3: note: message
+               ^
+        in.mlir:10:8: note: message
           %d = ...
-          ^
+               ^
 
     Each line ends with ``\\n``.  The source line (tabs expanded to 8 columns)
-    and caret are shown when ``sources`` knows the file and line; a note at
-    the same location as the diagnostic (or note) before it omits them, as in
-    MLIR.  Unlocated: ``error: msg``; a location with line 0: ``file: error:
-    msg``; filename ``-`` prints as ``<stdin>``.  ``sources`` may be a
-    :class:`SourceManager` or a ``{filename: text}`` mapping.  Raises nothing.
+    and caret are shown when ``sources`` knows the file and line (or can
+    read the file, see :class:`SourceManager`); a note at the same location
+    as the diagnostic (or note) before it omits them, as in MLIR.  The
+    context notes of ``diag.location`` (:func:`location_notes`: ``called
+    from``, ``fused with this location``) follow the diagnostic, before its
+    own notes.  Unlocated: ``error: msg``, or ``<op path>: error: msg`` for a
+    diagnostic about an op (:func:`op_path`); a location with line 0:
+    ``file: error: msg``; filename ``-`` prints as ``<stdin>``.  ``sources``
+    may be a :class:`SourceManager` or a ``{filename: text}`` mapping.
+    Raises nothing.
     """
     manager = _as_source_manager(sources)
-    out: list[str] = [_header(diag)]
+    paths = _paths or _PathCache()
+    out: list[str] = [_header(diag, paths)]
     out += _source_snippet(diag, manager)
     previous = diag.loc
-    for note in flatten(diag.notes):
-        out.append(_header(note))
+    for note in [*location_notes(diag.location), *flatten(diag.notes)]:
+        out.append(_header(note, paths))
         if note.loc != previous:
             out += _source_snippet(note, manager)
         previous = note.loc
@@ -362,4 +627,5 @@ def render_all(
 ) -> str:
     """Return the concatenated :func:`render` of every diagnostic."""
     manager = _as_source_manager(sources)
-    return "".join(render(d, manager) for d in diagnostics)
+    paths = _PathCache()
+    return "".join(render(d, manager, paths) for d in diagnostics)

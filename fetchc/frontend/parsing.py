@@ -42,8 +42,10 @@ SPLIT_MARKER = "// -----"
 
 # A line that holds MLIR's split marker: optional indentation, `// -----`, and
 # anything that does not extend the dash run (MLIR warns about `// ------`
-# as a near miss and does not split there; we simply do not split).
-_SPLIT_LINE_RE = re.compile(r"^[ \t]*// -----(?!-)[^\n]*$", re.MULTILINE)
+# as a near miss and does not split there; we simply do not split).  Lines
+# end at `\n`, `\r\n` or a lone `\r`; the marker line's break is part of it.
+_SPLIT_LINE_RE = re.compile(r"(?:\A|(?<=[\r\n]))[ \t]*// -----(?!-)[^\r\n]*(?:\r\n?|\n)?")
+_LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 
 
 def split_input_file(text: str) -> list[tuple[str, int]]:
@@ -52,16 +54,17 @@ def split_input_file(text: str) -> list[tuple[str, int]]:
     Returns ``[(chunk_text, line_offset), ...]`` in file order, where
     ``line_offset`` is the number of lines of ``text`` before the chunk's
     first line (0 for the first chunk): the chunk's line ``n`` is line
-    ``n + line_offset`` of ``text``.  Marker lines belong to no chunk.  A
-    text without a marker gives ``[(text, 0)]``; chunks may be empty or hold
-    only comments.  Raises nothing.
+    ``n + line_offset`` of ``text``.  ``\\n``, ``\\r\\n`` and a lone ``\\r``
+    each end a line.  Marker lines belong to no chunk.  A text without a
+    marker gives ``[(text, 0)]``; chunks may be empty or hold only comments.
+    Raises nothing.
     """
     chunks: list[tuple[str, int]] = []
     start, start_line = 0, 0
     for marker in _SPLIT_LINE_RE.finditer(text):
         chunks.append((text[start : marker.start()], start_line))
-        start_line += text.count("\n", start, marker.start()) + 1
-        start = marker.end() + 1  # skip the marker line's newline
+        start_line += sum(1 for _ in _LINE_BREAK_RE.finditer(text, start, marker.start())) + 1
+        start = marker.end()
     chunks.append((text[start:], start_line))
     return chunks
 

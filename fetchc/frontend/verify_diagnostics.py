@@ -19,6 +19,8 @@ from fetchc.frontend.diagnostics import Diagnostic, Loc, display_name, flatten
 __all__ = ["check_expected"]
 # --------------------------------------------------------------------------- #
 
+_LINE_BREAK_RE = re.compile(r"\r\n?|\n")
+
 # Same pattern as MLIR's SourceMgrDiagnosticVerifierHandlerImpl::expected.
 _EXPECTED_RE = re.compile(
     r"expected-(error|note|remark|warning)(-re)? *"
@@ -73,7 +75,7 @@ def _parse_expectations(
     ``computeExpectedDiags``); return them and errors for malformed ones."""
     expectations: list[_Expected] = []
     errors: list[Diagnostic] = []
-    lines = text.split("\n")
+    lines = _LINE_BREAK_RE.split(text)  # `\n`, `\r\n`, lone `\r`
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()  # the text ends with a newline: no line after it
     last_non_designator = 0  # 0-based index of the last ordinary line
@@ -154,7 +156,7 @@ def check_expected(
     Raises nothing.
     """
     expectations, failures = _parse_expectations(text, filename, line_offset)
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    n_lines = sum(1 for _ in _LINE_BREAK_RE.finditer(text)) + (0 if text.endswith(("\n", "\r")) else 1)
     first, last = line_offset + 1, line_offset + max(n_lines, 1)
 
     unexpected: list[Diagnostic] = []
@@ -197,6 +199,8 @@ def check_expected(
                     "error",
                     f"unexpected {diag.severity}: {diag.message}",
                     diag.loc if located else None,
+                    op=None if located else diag.op,
+                    location=None if located else diag.location,
                 )
             )
 

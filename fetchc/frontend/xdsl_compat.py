@@ -9,13 +9,23 @@ API, with what to offer upstream:
   escape late on a long line backtracks exponentially.  The same language
   without the inner ``+`` matches in linear time.  Upstream: the one-character
   regex fix.
+* **Lexer: a ``//`` comment ends at ``\\r`` too.**  xDSL 0.75's whitespace
+  regex runs a comment up to ``\\n`` only, so in a file whose lines end in a
+  lone ``\\r`` the first comment swallows the rest of the file (the module
+  silently comes out empty).  MLIR's lexer ends a comment at ``\\n`` or
+  ``\\r``.  Upstream: ``//[^\\n\\r]*`` in ``MLIRLexer._whitespace_regex``.
 * :class:`LocatedParser`: xDSL's parser plus source locations on every op and
-  block argument, and bounds on inputs that would make xDSL allocate without
-  limit.  It overrides private ``Parser`` methods
-  (``_register_ssa_definition``, ``_parse_optional_integer_or_float_type``,
+  block argument, MLIR's full location grammar, and bounds on inputs that
+  would make xDSL allocate without limit.  It overrides private ``Parser``
+  methods (``_register_ssa_definition``, ``_parse_op_result_list``,
+  ``_parse_location``, ``_parse_optional_integer_or_float_type``,
   ``_parse_dense_literal_type``, ``_parse_alias_def``, ``_get_op_by_name``).
-  Upstream: a location-tracking hook in ``Parser.parse_operation``; the
-  integer-width, dense-size and alias-expansion limits; op-name error spans.
+  Upstream: a location-tracking hook in ``Parser.parse_operation``; deferred
+  location aliases (MLIR resolves ``loc(#loc5)`` used before
+  ``#loc5 = loc(...)``, which ``mlir-opt --mlir-print-debuginfo`` writes at
+  the end of the file); ``fused<metadata>[...]`` and MLIR 20's
+  ``FileLineColRange`` forms; the integer-width, dense-size and
+  alias-expansion limits; op-name error spans.
 * :func:`verify_op_alone`: ``op.verify(verify_nested_ops=False)`` without
   xDSL's ``emit_error`` decoration, which prints the whole enclosing IR into
   every verifier exception (quadratic when many ops fail).  Upstream: a
@@ -29,7 +39,18 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Attribute, BlockArgument, Operation, ParametrizedAttribute, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import ParseError
@@ -88,6 +109,15 @@ if getattr(MLIRLexer, "_unescaped_characters_regex", None) is not None and (
     MLIRLexer._unescaped_characters_regex.pattern == r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 ):
     MLIRLexer._unescaped_characters_regex = _LINEAR_STRING_RE
+
+# xDSL 0.75 ends a `//` comment at `\n` only; MLIR's lexer at `\n` or `\r`.
+# With lone-`\r` line endings the first comment would swallow the file.
+_XDSL_WHITESPACE_PATTERN = r"((//[^\n]*(\n)?)|(\s+))*"
+_MLIR_WHITESPACE_RE = re.compile(r"((//[^\n\r]*)|(\s+))*", re.ASCII)
+if getattr(MLIRLexer, "_whitespace_regex", None) is not None and (
+    MLIRLexer._whitespace_regex.pattern == _XDSL_WHITESPACE_PATTERN
+):
+    MLIRLexer._whitespace_regex = _MLIR_WHITESPACE_RE
 
 MAX_INT_WIDTH = 16777215
 """MLIR's ``IntegerType::kMaxWidth``: wider integer types are rejected."""
@@ -193,14 +223,35 @@ class MemoTypeParser(Parser):
         return found
 
 
+# A top-level location alias definition `#name = loc(` at the start of a line
+# (where `mlir-opt --mlir-print-debuginfo` writes them, often after their use).
+_LOC_ALIAS_DEF_RE = re.compile(r"(?:\A|(?<=[\r\n]))[ \t]*(#[A-Za-z_][\w$.-]*)[ \t]*=[ \t]*loc[ \t]*\(")
+_LOCATION_TYPES = (UnknownLoc, FileLineColLoc, CallSiteLoc, NameLoc, FusedLoc)
+
+
 class LocatedParser(MemoTypeParser):
     """xDSL's :class:`~xdsl.parser.Parser` that attaches source locations.
 
     Every parsed op whose location is still ``UnknownLoc`` after parsing gets
-    ``FileLineColLoc(name, line, column)`` of its start: its first result
-    (``%x = ...``) if it binds results, else its name, like ``mlir-opt``.  An
-    explicit trailing ``loc(...)`` (even ``loc(unknown)``) wins.  Block
-    arguments get the location of their ``%name`` unless one was written.
+    ``FileLineColLoc(name, line, column)`` of its name token (``fetch.cast``
+    in ``%c = fetch.cast ...``, the opening quote of ``"fetch.cast"`` in the
+    generic form), where ``mlir-opt`` puts an op's location.  An explicit
+    trailing ``loc(...)`` (even ``loc(unknown)``) wins.  Block arguments get
+    the location of their ``%name`` unless one was written.
+
+    Every location form MLIR prints parses (MLIR's grammar):
+    ``"f.py":4:7``; MLIR 20's ranges ``"f.py":4``, ``"f.py":4:7 to 4:20``,
+    ``"f.py":4:7 to :20`` (kept as the ``FileLineColLoc`` of their start,
+    column 0 when there is none); ``"name"`` and ``"name"(loc)``;
+    ``callsite(loc at loc)``; ``fused[loc, ...]`` and
+    ``fused<attr>[loc, ...]``; ``unknown``; and ``#alias``.  A location
+    alias may be used before its definition, as long as it is defined at
+    top level by a line ``#name = loc(...)`` (as ``mlir-opt
+    --mlir-print-debuginfo`` writes them at the end of the file): the text
+    is scanned for such lines once (linear), and a definition is parsed when
+    first needed (aliases defined in terms of later aliases work; a cycle is
+    an error at the definition).  Other aliases must be defined before use,
+    as in MLIR.
 
     ``line_offset`` is added to every line number (see the module docstring):
     use it when ``input`` is a chunk of a larger file.
@@ -232,6 +283,14 @@ class LocatedParser(MemoTypeParser):
         self._alias_sizes: dict[int, int] = {}
         # First use of every SSA name that was referenced before definition.
         self._first_forward_use: dict[str, Span] = {}
+        # Top-level `#name = loc(...)` lines: alias -> offset of its `#`.
+        self._loc_alias_defs: dict[str, int] = {}
+        for found in _LOC_ALIAS_DEF_RE.finditer(self.lexer.input.content):
+            self._loc_alias_defs.setdefault(found.group(1), found.start(1))
+        # Definitions parsed ahead of their place: offset of `#` -> the
+        # parser state (token, lexer position) just after the definition.
+        self._parsed_ahead: dict[int, tuple[object, int]] = {}
+        self._resolving: set[str] = set()
 
     # -- locations ---------------------------------------------------------
 
@@ -252,6 +311,82 @@ class LocatedParser(MemoTypeParser):
         if location is not None:
             self._after_explicit_loc = self._current_token.span.start
         return location
+
+    def _parse_op_result_list(self):
+        """xDSL's; the token after the results (``%a, %b =``) is the op's
+        name: remember it as the start of the op being parsed."""
+        results = super()._parse_op_result_list()
+        if self.op_starts:
+            self.op_starts[-1] = self._current_token.span.start
+        return results
+
+    def _parse_location(self) -> LocationAttr:
+        """Parse one location instance (what ``loc(...)`` holds), MLIR's
+        grammar (see the class docstring).  Returns the location attribute;
+        raises ``ParseError`` with MLIR's messages."""
+        token = self._current_token
+        if token.kind == MLIRTokenKind.HASH_IDENT:
+            if token.text not in self.attribute_aliases and token.text in self._loc_alias_defs:
+                self._parse_alias_ahead(token.text, token.span)
+            attr = self.parse_attribute()
+            if not isinstance(attr, _LOCATION_TYPES):
+                self.raise_error(f"expected location attribute, but got {attr}", token.span)
+            return attr
+        if token.kind == MLIRTokenKind.STRING_LIT:
+            name = self.parse_str_literal()
+            if self.parse_optional_punctuation(":") is not None:
+                line = self.parse_integer(False, False, " (line number in FileLineColLoc)")
+                if self.parse_optional_punctuation(":") is None:
+                    return FileLineColLoc(StringAttr(name), IntAttr(line), IntAttr(0))
+                col = self.parse_integer(False, False, " (column number in FileLineColLoc)")
+                if self._current_token.kind == MLIRTokenKind.BARE_IDENT and self._current_token.text == "to":
+                    self._consume_token()
+                    if self._current_token.kind == MLIRTokenKind.INTEGER_LIT:
+                        self.parse_integer(False, False)
+                    self.parse_punctuation(":", " after `to` in FileLineColRange")
+                    self.parse_integer(False, False, " (column number in FileLineColRange)")
+                return FileLineColLoc(StringAttr(name), IntAttr(line), IntAttr(col))
+            if self._current_token.kind == MLIRTokenKind.L_PAREN:
+                with self.in_parens():
+                    child = self._parse_location()
+                return NameLoc(StringAttr(name), child)
+            return NameLoc(StringAttr(name), NoneAttr())
+        if token.kind == MLIRTokenKind.BARE_IDENT:
+            if token.text == "unknown":
+                self._consume_token()
+                return UnknownLoc()
+            if token.text == "callsite":
+                self._consume_token()
+                with self.in_parens():
+                    callee = self._parse_location()
+                    self.parse_keyword("at", " in callsite location")
+                    caller = self._parse_location()
+                return CallSiteLoc(callee, caller)
+            if token.text == "fused":
+                self._consume_token()
+                metadata: Attribute = NoneAttr()
+                if self.parse_optional_punctuation("<") is not None:
+                    metadata = self.parse_attribute()
+                    self.parse_punctuation(">", " after fused location metadata")
+                locations = self.parse_comma_separated_list(
+                    self.Delimiter.SQUARE, self._parse_location, " in fused location"
+                )
+                return FusedLoc(tuple(locations), metadata)
+        self.raise_error("expected location instance")
+
+    def _parse_alias_ahead(self, name: str, use: Span) -> None:
+        """Parse the top-level definition of location alias ``name`` now
+        (it is used before it is defined), then continue where we were."""
+        if name in self._resolving:
+            self.raise_error(f"location alias '{name}' is defined in terms of itself", use)
+        offset = self._loc_alias_defs[name]
+        saved = (self._parser_state.current_token, self.lexer.pos)
+        self._resolving.add(name)
+        self._resume_from(offset)
+        self._parse_alias_def()
+        self._resolving.discard(name)
+        self._parsed_ahead[offset] = (self._parser_state.current_token, self.lexer.pos)
+        self._parser_state.current_token, self.lexer.pos = saved  # type: ignore[assignment]
 
     def _register_ssa_definition(
         self, name: str, values: Sequence[SSAValue], span: Span
@@ -306,6 +441,10 @@ class LocatedParser(MemoTypeParser):
         that a few lines denote an exponentially large type, which the
         printer (``--emit=mlir``, which prints no aliases) would never finish."""
         start = self._current_token.span
+        ahead = self._parsed_ahead.pop(start.start, None)
+        if ahead is not None:  # already parsed for an earlier use: skip it
+            self._parser_state.current_token, self.lexer.pos = ahead  # type: ignore[assignment]
+            return
         super()._parse_alias_def()
         value = self.attribute_aliases.get(start.text)
         if value is not None and _expanded_size(value, self._alias_sizes) > MAX_ALIAS_EXPANSION:
@@ -330,17 +469,18 @@ class LocatedParser(MemoTypeParser):
         return super()._get_op_by_name(name)
 
     def parse_operation(self) -> Operation:
-        """xDSL's, then give the op the location of its start unless it got
-        one (or an explicit ``loc(...)``).  Returns the op; raises what xDSL
-        raises."""
+        """xDSL's, then give the op the location of its name token unless it
+        got one (or an explicit ``loc(...)``).  Returns the op; raises what
+        xDSL raises."""
         start = self._current_token.span.start
         depth = len(self.op_starts)
         self.op_starts.append(start)
         op = super().parse_operation()
+        name_start = self.op_starts[depth]
         del self.op_starts[depth:]
         explicit = self._after_explicit_loc == self._current_token.span.start
         if not explicit and isinstance(op.location, UnknownLoc):
-            op.location = self.file_loc_at(start)
+            op.location = self.file_loc_at(name_start)
         if depth == 0:
             self._top_level_ops.append(op)
         return op

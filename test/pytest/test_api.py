@@ -128,9 +128,9 @@ def test_verifier_error_is_located():
         fetchc.compile(DECODE.replace("6291456", "6291460"), filename="k.mlir")
     (d,) = e.value.diagnostics
     assert d.message == "'fetch.fetch' op base 6291460 is not a multiple of 8 bytes"
-    assert d.loc == ("k.mlir", 2, 3)
+    assert d.loc == ("k.mlir", 2, 8)  # the op name, as mlir-opt
     text = render_all(e.value.diagnostics, {"k.mlir": DECODE.replace("6291456", "6291460")})
-    assert text.startswith("k.mlir:2:3: error: 'fetch.fetch' op base 6291460")
+    assert text.startswith("k.mlir:2:8: error: 'fetch.fetch' op base 6291460")
 
 
 def test_pass_error_is_located():
@@ -139,7 +139,7 @@ def test_pass_error_is_located():
         fetchc.compile(bad, filename="k.mlir")
     (d,) = e.value.diagnostics
     assert d.message.startswith("'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f4E2M1FN to bf16")
-    assert d.loc == ("k.mlir", 3, 3)
+    assert d.loc == ("k.mlir", 3, 8)
 
 
 @pytest.mark.parametrize("bad", ["", "garbage", "func.func @f() {", "\x00\xff"])
@@ -259,8 +259,12 @@ def test_in_memory_module_without_locations_gets_unlocated_errors():
         fetchc.compile(module)
     (d,) = e.value.diagnostics
     assert d.message == "'fetch.fetch' op base 1048580 is not a multiple of 8 bytes"
-    assert d.loc is None
-    assert render_all(e.value.diagnostics).startswith("error: 'fetch.fetch' op base 1048580")
+    assert d.loc is None and d.op is fetch
+    # Shown at its op path: the function's symbol and the op's index in its block.
+    assert render_all(e.value.diagnostics).startswith(
+        "func @decode_and_stage, op 0 'fetch.fetch': error: 'fetch.fetch' op base 1048580"
+    )
+    assert str(e.value).startswith("func @decode_and_stage, op 0 'fetch.fetch': error:")
 
 
 def test_in_memory_module_with_locations():

@@ -221,7 +221,7 @@ def test_stdin_input(argv, tmp_path, monkeypatch):
 def test_stdin_errors_are_located_at_stdin(monkeypatch, capsys, tmp_path):
     _stdin(monkeypatch, UNUSED.encode())
     assert main(["-", "-o", str(tmp_path / "out.bin")]) == 1
-    assert capsys.readouterr().err.startswith("<stdin>:2:3: error: 'fetch.fetch' op its result stream is never used")
+    assert capsys.readouterr().err.startswith("<stdin>:2:8: error: 'fetch.fetch' op its result stream is never used")
     assert not (tmp_path / "out.bin").exists()
 
 

@@ -119,7 +119,7 @@ def verify_diagnostics(text: str, filename: str = "in.mlir") -> list[Diagnostic]
 # --------------------------------------------------------------------------- #
 
 
-def test_op_locations_with_and_without_results():
+def test_op_locations_are_at_the_op_name():
     text = (
         "// a comment line\n"
         '%0 = "test.op"() : () -> i32\n'
@@ -132,11 +132,12 @@ def test_op_locations_with_and_without_results():
         "}\n"
     )
     ops = ops_of(parse(text, "x.mlir"))
+    # At the op's name token, as mlir-opt: the quote of a generic op's name.
     assert [(op.name, op_location(op)) for op in ops] == [
-        ("test.op", ("x.mlir", 2, 1)),
+        ("test.op", ("x.mlir", 2, 6)),
         ("test.op", ("x.mlir", 3, 3)),
-        ("test.op", ("x.mlir", 5, 5)),
-        ("arith.addi", ("x.mlir", 6, 1)),
+        ("test.op", ("x.mlir", 5, 14)),
+        ("arith.addi", ("x.mlir", 6, 6)),
         ("func.func", ("x.mlir", 7, 1)),
         ("func.return", ("x.mlir", 8, 3)),
     ]
@@ -348,7 +349,7 @@ def test_non_parse_exception_becomes_diagnostic(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(test.TestOp, "create", classmethod(explode))
     diag = parse_error('\n  %0 = "test.op"() : () -> i32\n')
-    assert diag.loc == ("in.mlir", 2, 3)
+    assert diag.loc == ("in.mlir", 2, 8)  # the op being built: its name
     assert "AssertionError" in diag.message
 
 
@@ -368,7 +369,7 @@ def test_verify_module_collects_every_failing_op():
     )
     diags = verify_module(parse(text))
     assert [d.loc for d in diags] == [
-        ("in.mlir", 3, 1),
+        ("in.mlir", 3, 6),
         ("in.mlir", 4, 1),
         ("in.mlir", 5, 1),
     ]
@@ -377,8 +378,8 @@ def test_verify_module_collects_every_failing_op():
     assert "\n\n" not in addi.message  # xDSL's __notes__ IR dump is ignored
     assert noted.message == "'tdiag.noted' op is always wrong"
     assert [(n.severity, n.message, n.loc) for n in noted.notes] == [
-        ("note", "operand defined here", ("in.mlir", 1, 1)),
-        ("note", "operand defined here", ("in.mlir", 2, 1)),
+        ("note", "operand defined here", ("in.mlir", 1, 6)),
+        ("note", "operand defined here", ("in.mlir", 2, 6)),
     ]
     assert crash.message == "'tdiag.crash' op verifier failed with ValueError: boom"
     assert all(d.severity == "error" for d in diags)
@@ -428,8 +429,8 @@ def test_verify_module_unlocated_op():
     op = CrashOp()
     module = ModuleOp([op])
     (diag,) = verify_module(module)
-    assert diag.loc is None
-    assert render(diag) == "error: 'tdiag.crash' op verifier failed with ValueError: boom\n"
+    assert diag.loc is None and diag.op is op
+    assert render(diag) == "module, op 0 'tdiag.crash': error: 'tdiag.crash' op verifier failed with ValueError: boom\n"
 
 
 def test_op_error_prefix_and_notes():
@@ -439,8 +440,10 @@ def test_op_error_prefix_and_notes():
         "error",
         "'test.op' op is bad",
         ("in.mlir", 2, 3),
-        [Diagnostic("note", "see this", ("in.mlir", 1, 1), [])],
+        [Diagnostic("note", "see this", ("in.mlir", 1, 6), [])],
     )
+    assert diag.op is b and diag.notes[0].op is a
+    assert diag.location is b.location
 
 
 # --------------------------------------------------------------------------- #
@@ -482,9 +485,9 @@ def test_render_from_parsed_and_verified_ops():
         "v.mlir:2:3: error: 'tdiag.noted' op is always wrong\n"
         '  "tdiag.noted"(%d) : (i32) -> ()\n'
         "  ^\n"
-        "v.mlir:1:1: note: operand defined here\n"
+        "v.mlir:1:6: note: operand defined here\n"
         '%d = "test.op"() : () -> i32\n'
-        "^\n"
+        "     ^\n"
     )
 
 

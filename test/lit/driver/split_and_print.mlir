@@ -24,8 +24,8 @@
 //
 // Errors of every chunk are reported, with the original file's line numbers.
 // RUN: not %fetchc --split-input-file -p '' --emit=mlir %S/Inputs/verify_split.mlir 2>&1 | FileCheck %s --check-prefix=SPLITERR
-// SPLITERR: verify_split.mlir:4:3: error: 'fetch.fetch' op its result stream is never used
-// SPLITERR: verify_split.mlir:10:3: error: 'fetch.fetch' op its result stream is never used
+// SPLITERR: verify_split.mlir:4:8: error: 'fetch.fetch' op its result stream is never used
+// SPLITERR: verify_split.mlir:10:8: error: 'fetch.fetch' op its result stream is never used
 //
 // --print-op-generic prints every op generically, after the pipeline.
 // RUN: %fetchc --split-input-file --emit=mlir --print-op-generic %s | FileCheck %s --check-prefix=GENERIC

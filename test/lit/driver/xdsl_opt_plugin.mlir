@@ -1,12 +1,17 @@
 // The `xdsl.universe` entry point (pyproject.toml -> fetchc/universe.py) lets
-// a plain xdsl-opt parse, verify and print fetch / rngd IR and run fetchc's
-// passes.
+// a plain xdsl-opt parse, verify and print fetch / rngd / fetch_seq IR and run
+// fetchc's passes.
 //
 // RUN: %xdsl-opt %s | FileCheck %s
 // RUN: %xdsl-opt %s | %fetchc -p '' --emit=mlir | FileCheck %s
 // RUN: %xdsl-opt -p fetch-legalize-convert %s | FileCheck %s --check-prefix=LEGAL
 // RUN: %xdsl-opt -p fetch-legalize-convert,fetch-split-scaling,fetch-to-seq %s | FileCheck %s --check-prefix=SEQ
 // RUN: %xdsl-opt -p fetch-legalize-convert %s | %fetchc -p '' --emit=mlir | FileCheck %s --check-prefix=LEGAL
+// And xdsl-opt parses fetchc's output, custom and generic, at every level:
+// RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %xdsl-opt | FileCheck %s
+// RUN: %fetchc -p fetch-legalize-convert --emit=mlir %s | %xdsl-opt | FileCheck %s --check-prefix=LEGAL
+// RUN: %fetchc --emit=seq %s | %xdsl-opt | FileCheck %s --check-prefix=SEQ
+// RUN: %fetchc --emit=seq --print-op-generic %s | %xdsl-opt | FileCheck %s --check-prefix=SEQ
 
 // CHECK: func.func @decode(
 // CHECK-NEXT: %s = fetch.fetch %w {base = 4096 : i64} : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>

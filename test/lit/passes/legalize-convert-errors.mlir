@@ -4,7 +4,7 @@
 // RUN: not %fetchc %s --split-input-file -p fetch-legalize-convert --emit=mlir 2>&1 | FileCheck %s
 
 // f16 is not a hardware type: rejected as a conversion target.
-// CHECK: legalize-convert-errors.mlir:[[# @LINE + 4]]:3: error: 'fetch.convert' op cannot be legalised: f16 is not a Fetch Adapter type; from bf16 the Fetch Adapter offers f32 (type cast)
+// CHECK: legalize-convert-errors.mlir:[[# @LINE + 4]]:8: error: 'fetch.convert' op cannot be legalised: f16 is not a Fetch Adapter type; from bf16 the Fetch Adapter offers f32 (type cast)
 func.func @to_f16(%b: memref<64xbf16>, %o: memref<64xf16>) {
   %s = fetch.fetch %b {map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xbf16> -> !fetch.stream<main, [2], [32], bf16>
   // expected-error @+1 {{'fetch.convert' op cannot be legalised: f16 is not a Fetch Adapter type; from bf16 the Fetch Adapter offers f32 (type cast)}}

@@ -5,9 +5,9 @@
 // RUN: not %fetchc %s --split-input-file -p fetch-split-scaling --emit=mlir 2>&1 | FileCheck %s
 
 // Half an NVFP4 block per packet.
-// CHECK: split-scaling-errors.mlir:[[# @LINE + 6]]:3: error: 'fetch.dequant' op packets do not cover whole blocks along the input axis: the innermost packet dim has 8 elements, not a multiple of the 16-element block
+// CHECK: split-scaling-errors.mlir:[[# @LINE + 6]]:8: error: 'fetch.dequant' op packets do not cover whole blocks along the input axis: the innermost packet dim has 8 elements, not a multiple of the 16-element block
 // CHECK-NEXT: %d = fetch.dequant
-// CHECK: split-scaling-errors.mlir:[[# @LINE + 2]]:3: note: the codes are fetched here
+// CHECK: split-scaling-errors.mlir:[[# @LINE + 2]]:8: note: the codes are fetched here
 func.func @half_block(%w: memref<64x128xf4E2M1FN>, %s: memref<64x8xf8E4M3FN>, %g: f32, %o: memref<64x128xf32>) {
   %c = fetch.fetch %w {map = affine_map<(r, b, e) -> (r, b * 8 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 16], [8], f4E2M1FN> // expected-note {{the codes are fetched here}}
   // expected-error @+1 {{'fetch.dequant' op packets do not cover whole blocks along the input axis: the innermost packet dim has 8 elements, not a multiple of the 16-element block}}

@@ -6,7 +6,7 @@
 // The same input compiles with the default pipeline.
 // RUN: %fetchc %s -o %t.bin && test -s %t.bin
 
-// CHECK: emit-bin-unlowered.mlir:[[# @LINE + 2]]:3: error: 'fetch.fetch' op is still present: --emit=bin needs the pipeline to reach fetch_seq (run fetch-legalize-convert, fetch-split-scaling, fetch-to-seq)
+// CHECK: emit-bin-unlowered.mlir:[[# @LINE + 2]]:8: error: 'fetch.fetch' op is still present: --emit=bin needs the pipeline to reach fetch_seq (run fetch-legalize-convert, fetch-split-scaling, fetch-to-seq)
 func.func @convert(%b: memref<64xf8E4M3FN>, %o: memref<64xbf16>) {
   %s = fetch.fetch %b {map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xf8E4M3FN> -> !fetch.stream<main, [2], [32], f8E4M3FN>
   %c = fetch.convert %s : !fetch.stream<main, [2], [32], f8E4M3FN> -> !fetch.stream<main, [2], [32], bf16>

@@ -9,14 +9,17 @@
 // Switch and Collect Engines and is committed to DM as bf16.
 //
 //   DM address  size     tensor
-//   0x00400000  512 KiB  activations  memref<128x4096xf8E5M2>
-//   (the bf16 result memref is the commit's destination)
+//   0x00000000  512 KiB  act  memref<128x4096xf8E5M2>
+//   0x00080000  1 MiB    out  memref<128x4096xbf16> (the commit's destination)
+//
+// No address is written here: fetch-place-dm places the arguments in order,
+// each at the next 64-byte boundary after the previous one (ir.md §2a).
 //
 // Read pattern: each token row is 128 packets of 32 activations.
 //
 // Compile:  fetchc f8e5m2_to_bf16_activations.mlir -o act.bin && fetchc dis act.bin
 //
-//   program 0 "decode_activations/0": main, f8E5M2 -> bf16, base 0x400000,
+//   program 0 "decode_activations/0": main, f8E5M2 -> bf16, base 0x0,
 //     [128 : 4096, 4096 : 1] : 32 (the 128 x 32 row merges into one entry;
 //     merging the rows too would exceed 65536), fetch_size 32, 1 word per
 //     packet, stages table_lookup, table 0 (non-paired f8E5M2 -> bf16),
@@ -24,8 +27,7 @@
 
 func.func @decode_activations(%act: memref<128x4096xf8E5M2>,
                               %out: memref<128x4096xbf16>) {
-  %a = fetch.fetch %act {base = 4194304 : i64,
-                         map = affine_map<(t, p, e) -> (t, p * 32 + e)>}
+  %a = fetch.fetch %act {map = affine_map<(t, p, e) -> (t, p * 32 + e)>}
       : memref<128x4096xf8E5M2> -> !fetch.stream<main, [128, 128], [32], f8E5M2>
   %b = fetch.convert %a
       : !fetch.stream<main, [128, 128], [32], f8E5M2> -> !fetch.stream<main, [128, 128], [32], bf16>

@@ -15,15 +15,18 @@
 //      register file or transposing the i9 stream is a compile-time error.)
 //
 //   DM address  size    tensor
-//   0x00200000  32 KiB  weight tile   memref<128x256xi8>
-//   0x00300000  16 KiB  activations   memref<64x256xi8>
-//   (the i32 accumulator memref is the commit's destination)
+//   0x00000000  32 KiB  w    weight tile   memref<128x256xi8>
+//   0x00008000  16 KiB  x    activations   memref<64x256xi8>
+//   0x0000c000  64 KiB  acc  accumulator   memref<64x256xi32> (the commit's destination)
+//
+// fetch-place-dm places the arguments in order, each at the next 64-byte
+// boundary after the previous one (ir.md §2a); no address is written here.
 //
 // Compile:  fetchc int8_zero_point_contract.mlir -o gemm.bin && fetchc dis gemm.bin
 //
-//   program 0 "gemm_i8/0": sub, i8 -> i8, base 0x200000, [32768 : 1] : 32,
+//   program 0 "gemm_i8/0": sub, i8 -> i8, base 0x0, [32768 : 1] : 32,
 //     fetch_size 8, 4 words per packet, no stages, flit_count 1.
-//   program 1 "gemm_i8/1": main, i8 -> i9, base 0x300000, [16384 : 1] : 32,
+//   program 1 "gemm_i8/1": main, i8 -> i9, base 0x8000, [16384 : 1] : 32,
 //     fetch_size 32, stages zero_point, zero point -3 (i8 -> i9),
 //     flit_count 2 (i9 counts 2 bytes: 32 x 2 = 64 bytes).
 //   No tables.
@@ -31,14 +34,12 @@
 func.func @gemm_i8(%w: memref<128x256xi8>, %x: memref<64x256xi8>,
                    %acc: memref<64x256xi32>) {
   // 1. weights -> TRF (sub context).
-  %ws = fetch.fetch %w {base = 2097152 : i64,
-                        map = affine_map<(n, p, e) -> (n, p * 32 + e)>}
+  %ws = fetch.fetch %w {map = affine_map<(n, p, e) -> (n, p * 32 + e)>}
       : memref<128x256xi8> -> !fetch.stream<sub, [128, 8], [32], i8>
   %wt = rngd.to_trf %ws : !fetch.stream<sub, [128, 8], [32], i8> -> !rngd.trf<i8>
 
   // 2. activations - zero point -> contraction (main context).
-  %xs = fetch.fetch %x {base = 3145728 : i64,
-                        map = affine_map<(m, p, e) -> (m, p * 32 + e)>}
+  %xs = fetch.fetch %x {map = affine_map<(m, p, e) -> (m, p * 32 + e)>}
       : memref<64x256xi8> -> !fetch.stream<main, [64, 8], [32], i8>
   %xz = fetch.zp_sub %xs, -3 : !fetch.stream<main, [64, 8], [32], i8> -> !fetch.stream<main, [64, 8], [32], i9>
   %sw = rngd.switch %xz : !fetch.stream<main, [64, 8], [32], i9> -> !fetch.stream<main, [64, 8], [32], i9>

@@ -19,28 +19,32 @@
 //     Engine.  There is no rngd.tensor_scale: MXFP4 has no tensor scale.
 //
 //   DM address  size     tensor
-//   0x02000000  8 MiB    packed codes  memref<4096x4096xf4E2M1FN>
-//   0x02800000  512 KiB  block scales  memref<4096x128xf8E8M0FNU>  ((out, in/32))
+//   0x00000000  8 MiB    codes   packed codes  memref<4096x4096xf4E2M1FN>
+//   0x00800000  512 KiB  escale  block scales  memref<4096x128xf8E8M0FNU>  ((out, in/32))
+//   0x00880000  64 MiB   out     the f32 weight (the commit's destination)
+//
+// fetch-place-dm places the arguments in order, each at the next 64-byte
+// boundary after the previous one (ir.md §2a), and writes the codes' base
+// and the block scales' scale_base into the IR; no address is written here.
 //
 // Read pattern: each row is 64 packets of 64 codes (2 MXFP4 blocks per
 // packet); the scale fetch reads the 2 matching exponents per packet.
 //
 // Compile:  fetchc mxfp4_dequant_f32.mlir -o mxfp4.bin && fetchc dis mxfp4.bin
 //
-//   program 0 "dequant_mxfp4/0": main, f4E2M1FN -> f32, base 0x2000000,
+//   program 0 "dequant_mxfp4/0": main, f4E2M1FN -> f32, base 0x0,
 //     [4096 : 4096, 4096 : 1] : 64, table_lookup + type_conversion 3,
 //     fetch_size 4, 8 words per packet, flit_count 8.
 //   program 1 "dequant_mxfp4/1": main, f8E8M0FNU -> f8E8M0FNU,
-//     base 0x2800000, [4096 : 128, 128 : 1] : 2, fetch_size 2, no stages,
+//     base 0x800000, [4096 : 128, 128 : 1] : 2, fetch_size 2, no stages,
 //     flit_count 1.
 
 func.func @dequant_mxfp4(%codes: memref<4096x4096xf4E2M1FN>,
                          %escale: memref<4096x128xf8E8M0FNU>,
                          %out: memref<4096x4096xf32>) {
-  %c = fetch.fetch %codes {base = 33554432 : i64,
-                           map = affine_map<(o, p, e) -> (o, p * 64 + e)>}
+  %c = fetch.fetch %codes {map = affine_map<(o, p, e) -> (o, p * 64 + e)>}
       : memref<4096x4096xf4E2M1FN> -> !fetch.stream<main, [4096, 64], [64], f4E2M1FN>
-  %w = fetch.dequant %c, %escale {format = "mxfp4", scale_base = 41943040 : i64}
+  %w = fetch.dequant %c, %escale {format = "mxfp4"}
       : !fetch.stream<main, [4096, 64], [64], f4E2M1FN>, memref<4096x128xf8E8M0FNU>
       -> !fetch.stream<main, [4096, 64], [64], f32>
   rngd.commit %w, %out : !fetch.stream<main, [4096, 64], [64], f32>, memref<4096x4096xf32>

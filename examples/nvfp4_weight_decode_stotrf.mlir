@@ -19,17 +19,21 @@
 // The tile: 256 output rows x 512 input columns of one projection weight.
 //
 //   DM address  size     tensor
-//   0x00100000  64 KiB   packed codes    memref<256x512xf4E2M1FN> (2 codes/byte,
-//                                        even input index in the low nibble)
-//   0x00120000  128 KiB  decoded weight  memref<256x512xf8E4M3FN> (written by
-//                                        step 1, read by step 2)
+//   0x00000000  64 KiB   codes  packed codes    memref<256x512xf4E2M1FN> (2 codes/byte,
+//                               even input index in the low nibble)
+//   0x00010000  128 KiB  w8     decoded weight  memref<256x512xf8E4M3FN> (written by
+//                               step 1, read by step 2)
+//
+// fetch-place-dm places the arguments in order, each at the next 64-byte
+// boundary after the previous one (ir.md §2a).  %w8 is one argument, so the
+// commit of step 1 and the fetch of step 2 use its one address.
 //
 // Compile:  fetchc nvfp4_weight_decode_stotrf.mlir -o w.bin && fetchc dis w.bin
 //
-//   program 0 "stage_weight/0": main, f4E2M1FN -> f8E4M3FN, base 0x100000,
+//   program 0 "stage_weight/0": main, f4E2M1FN -> f8E4M3FN, base 0x0,
 //     [256 : 512, 512 : 1] : 32 (each row's 16 packets merge into one entry),
 //     fetch_size 16 (32 codes), stages table_lookup, table 0, flit_count 1.
-//   program 1 "stage_weight/1": sub, f8E4M3FN -> f8E4M3FN, base 0x120000,
+//   program 1 "stage_weight/1": sub, f8E4M3FN -> f8E4M3FN, base 0x10000,
 //     [256 : 512, 512 : 1] : 32, fetch_size 8 (fixed on sub), 4 words per
 //     packet, no stages, flit_count 1.
 
@@ -37,8 +41,7 @@ func.func @stage_weight(%codes: memref<256x512xf4E2M1FN>,
                         %w8: memref<256x512xf8E4M3FN>) -> !rngd.trf<f8E4M3FN> {
   // Step 1 (main): 256 rows x 16 packets of 32 codes; packet p of row r reads
   // input columns 32*p .. 32*p+31.
-  %c = fetch.fetch %codes {base = 1048576 : i64,
-                           map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
+  %c = fetch.fetch %codes {map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
       : memref<256x512xf4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f4E2M1FN>
   // The paired table decode (fetch.convert legalises to fetch.table_lookup).
   %d = fetch.convert %c
@@ -47,8 +50,7 @@ func.func @stage_weight(%codes: memref<256x512xf4E2M1FN>,
 
   // Step 2 (sub, StoTrf): read the committed tensor at its DM address, no
   // adapter stage, 8-byte reads, and stage it into the TRF.
-  %s = fetch.fetch %w8 {base = 1179648 : i64,
-                        map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
+  %s = fetch.fetch %w8 {map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
       : memref<256x512xf8E4M3FN> -> !fetch.stream<sub, [256, 16], [32], f8E4M3FN>
   %t = rngd.to_trf %s : !fetch.stream<sub, [256, 16], [32], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
   func.return %t : !rngd.trf<f8E4M3FN>

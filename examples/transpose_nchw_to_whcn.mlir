@@ -17,18 +17,20 @@
 // contiguous.  Each read is one bf16 (fetch_size 2), 768 reads in all.
 //
 //   DM address  size     tensor
-//   0x00010000  1.5 KiB  feature map  memref<4x3x8x8xbf16> (NCHW)
-//   (the WHCN memref is the commit's destination)
+//   0x00000000  1.5 KiB  x  feature map  memref<4x3x8x8xbf16> (NCHW)
+//   0x00000600  1.5 KiB  y  WHCN copy    memref<8x8x3x4xbf16> (the commit's destination)
+//
+// fetch-place-dm places the arguments in order, each at the next 64-byte
+// boundary after the previous one (ir.md §2a); no address is written here.
 //
 // Compile:  fetchc transpose_nchw_to_whcn.mlir -o t.bin && fetchc dis t.bin
 //
-//   program 0 "nchw_to_whcn/0": main, bf16 -> bf16, base 0x10000,
+//   program 0 "nchw_to_whcn/0": main, bf16 -> bf16, base 0x0,
 //     [8 : 1, 8 : 8, 3 : 64, 4 : 192] : 1, fetch_size 2, 1 word per
 //     packet, no stages, flit_count 1.
 
 func.func @nchw_to_whcn(%x: memref<4x3x8x8xbf16>, %y: memref<8x8x3x4xbf16>) {
-  %s = fetch.fetch %x {base = 65536 : i64,
-                       map = affine_map<(w, h, c, n, e) -> (n, c, h, w + e)>}
+  %s = fetch.fetch %x {map = affine_map<(w, h, c, n, e) -> (n, c, h, w + e)>}
       : memref<4x3x8x8xbf16> -> !fetch.stream<main, [8, 8, 3, 4], [1], bf16>
   rngd.commit %s, %y : !fetch.stream<main, [8, 8, 3, 4], [1], bf16>, memref<8x8x3x4xbf16>
   func.return

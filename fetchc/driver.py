@@ -24,7 +24,7 @@ from fetchc.frontend.context import all_passes
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
 from fetchc.frontend.verify import verify_module
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
+DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-place-dm", "fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
 """ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
 
 MLIR_PIPELINE: tuple[str, ...] = DEFAULT_PIPELINE[:-1]

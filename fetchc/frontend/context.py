@@ -39,6 +39,11 @@ def fetchc_dialects() -> dict[str, Callable[[], Dialect]]:
 def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name → factory for fetchc's own passes (ir.md §4)."""
 
+    def place():
+        from fetchc.passes.place_dm import PlaceDmPass
+
+        return PlaceDmPass
+
     def legalize():
         from fetchc.passes.legalize_convert import LegalizeConvertPass
 
@@ -54,7 +59,12 @@ def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return FetchToSeqPass
 
-    return {"fetch-legalize-convert": legalize, "fetch-split-scaling": split, "fetch-to-seq": to_seq}
+    return {
+        "fetch-place-dm": place,
+        "fetch-legalize-convert": legalize,
+        "fetch-split-scaling": split,
+        "fetch-to-seq": to_seq,
+    }
 
 
 def make_context() -> Context:

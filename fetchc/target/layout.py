@@ -10,10 +10,11 @@ Spec: ir.md §1 (identity or ``strided<>`` layouts), §2 (linear maps: no
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
+from xdsl.dialects.builtin import AffineMapAttr, FixedBitwidthType, MemRefType, NoneAttr, StridedLayoutAttr
+from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
-__all__ = ["NonLinearMap", "linear_coefficients", "memref_layout"]
+__all__ = ["NonLinearMap", "element_bits", "linear_coefficients", "memref_byte_span", "memref_layout"]
 
 
 class NonLinearMap(ValueError):
@@ -83,3 +84,55 @@ def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
     if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
         return memref_layout(MemRefType(mt.element_type, shape))
     raise ValueError("only identity and strided<[...], offset: N> memref layouts are supported")
+
+
+def element_bits(elem: Attribute) -> int:
+    """Storage width in bits of one DM element of type ``elem``: 4 for the
+    4-bit types (two per byte), else a whole number of bytes.  Raises
+    ``ValueError`` for types with no fixed width or a width that is neither 4
+    nor a multiple of 8 (``i1``, ``index``...): they have no DM layout."""
+    from fetchc.target.facts import element_type
+
+    hw = element_type(elem)
+    bits = hw.bits if hw is not None else (elem.bitwidth if isinstance(elem, FixedBitwidthType) else None)
+    if bits is None or (bits != 4 and bits % 8):
+        raise ValueError(
+            f"its elements ({elem}) have no DM layout: an element must be 4 bits (two per byte) "
+            "or a whole number of bytes"
+        )
+    return bits
+
+
+def memref_byte_span(mt: MemRefType) -> tuple[int, int]:
+    """``(lo, end)``: the bytes a memref occupies in DM, relative to its base
+    address (the address of its layout's element 0, ``rngd.dm_base``).  ``lo``
+    is the lowest byte (negative when negative strides reach below the base),
+    ``end`` one past the highest; ``end - lo`` is its size in bytes.
+
+    The span runs from the lowest to the highest element address the
+    memref's shape reaches with its layout's strides and offset (elements):
+    ``offset + Σ min(0, (n_k - 1)·s_k)`` to ``offset + Σ max(0, (n_k - 1)·s_k)``.
+    A ``w``-byte element ``e`` covers bytes ``e·w .. e·w + w - 1``; 4-bit
+    elements are two per byte, element ``e`` in byte ``floor(e / 2)``
+    (hardware.md §3), so ``n`` packed elements take ``ceil(n / 2)`` bytes.
+    A memref with no element (a zero dim) gives ``(0, 0)``.
+
+    Raises ``ValueError`` (message for the user) for dynamic shapes, strides
+    or offsets, unsupported layouts and elements without a DM layout
+    (:func:`element_bits`).  Spec: ir.md §2a, seqbin.md MANIFEST ``bytes``."""
+    strides, offset = memref_layout(mt)
+    bits = element_bits(mt.element_type)
+    shape = list(mt.get_shape())
+    if any(d == 0 for d in shape):
+        return 0, 0
+    lo = hi = offset
+    for n, s in zip(shape, strides):
+        reach = (n - 1) * s
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    if bits == 4:
+        return lo // 2, hi // 2 + 1
+    w = bits // 8
+    return lo * w, (hi + 1) * w

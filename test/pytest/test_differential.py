@@ -7,7 +7,8 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
 
 1. **Independent reference.**  :func:`reference_run` evaluates the *input*
    module from a DM image that this file builds itself (:func:`build_dm`:
-   every fetched memref at its ``base`` / ``scale_base``, laid out by its
+   every fetched memref at its DM address (:func:`own_bases`: the placement
+   rule of ir.md §2a, computed here), laid out by its
    ``strided<>`` layout, 4-bit values packed low nibble first).  It shares no
    code with ``fetchc.golden.interp`` / ``fetchc.golden.sim`` /
    ``fetchc.target.numerics``: addresses from the memref layout and the map
@@ -25,7 +26,8 @@ patterns: NaN, ±inf, subnormals wherever the type has them):
    ``0x7FC00000``).  The interpreter's results on the input module must equal
    it bit for bit, NaN sign and payload included.
 2. **Pass by pass.**  The module is interpreted (``fetchc.golden.interp``) before any
-   pass and after each of ``fetch-legalize-convert``, ``fetch-split-scaling``
+   pass and after each of ``fetch-place-dm`` (whose addresses must equal
+   :func:`own_bases`), ``fetch-legalize-convert``, ``fetch-split-scaling``
    and ``fetch-to-seq``; the module must verify after each pass, and every
    memref written by ``rngd.commit``, every returned value and every stream
    fed to ``rngd.contract_outer`` must be identical **bit for bit** (raw
@@ -123,7 +125,7 @@ from modgen import GenModule, modules  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-PIPELINE = ["fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq"]
+PIPELINE = ["fetch-place-dm", "fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq"]
 
 # --------------------------------------------------------------------------
 # Element types, independently of fetchc.target
@@ -622,8 +624,8 @@ def reference_run(module, fn: str, args: list, bases: dict[int, int], dm: np.nda
             shape = st.time + st.packet
             idx = env[("idx", codes_v)]
             sidx = idx[:-1] + [idx[-1] // block]  # the block scale of every code
-            sbase = op.properties["scale_base"].value.data if "scale_base" in op.properties else 0
-            assert bases[arg_index(op.operands[1])] == sbase
+            sbase = bases[arg_index(op.operands[1])]  # the placement (own_bases)
+            assert "scale_base" not in op.properties or op.properties["scale_base"].value.data == sbase
             # the scale stream: one scale per block, read at the block's first code
             sl = (slice(None),) * (len(shape) - 1) + (slice(None, None, block),)
             sshape = st.time + st.packet[:-1] + (st.packet[-1] // block,)
@@ -977,23 +979,63 @@ def parse(text: str, name: str = "t.mlir"):
     return ctx, parse_module(ctx, text, name)
 
 
+def span_bytes(mt: MemRefType) -> tuple[int, int]:
+    """(lowest byte, one past the highest byte) of a memref relative to its
+    DM base: from the lowest to the highest element address its shape and
+    layout reach; 4-bit element ``e`` in byte ``floor(e / 2)``."""
+    shape, strides, offset = layout(mt)
+    if not all(shape):
+        return 0, 0
+    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+    b = BITS[ename(mt.element_type)]
+    if b == 4:
+        return lo // 2, hi // 2 + 1
+    return lo * (b // 8), (hi + 1) * (b // 8)
+
+
 def own_bases(module, fn: str) -> dict[int, int]:
-    """Argument index -> DM byte address, from the fetch ``base`` and dequant
-    ``scale_base`` properties (default 0)."""
+    """Argument index -> DM byte address of every memref argument a
+    ``fetch.fetch`` or ``fetch.dequant`` (block scales) reads, by the
+    placement rule of ir.md §2a written out here: the argument's
+    ``rngd.dm_base``; else the ``base`` / ``scale_base`` the ops give it
+    (asserted to agree); else, in argument order over every memref argument,
+    the first multiple of 64 at or after one past the highest byte taken
+    whose tensor starts there or later."""
     f = func_op(module, fn)
     params = list(f.body.blocks.first.args)
-    out: dict[int, int] = {}
+    given: dict[int, int] = {}
+    read: set[int] = set()
     for op in f.walk():
         if op.name == "fetch.fetch":
-            v, b = op.operands[0], (op.properties["base"].value.data if "base" in op.properties else 0)
+            v, prop = op.operands[0], "base"
         elif op.name == "fetch.dequant":
-            v = op.operands[1]
-            b = op.properties["scale_base"].value.data if "scale_base" in op.properties else 0
+            v, prop = op.operands[1], "scale_base"
         else:
             continue
         i = params.index(v)
-        assert out.setdefault(i, b) == b, f"argument {i} read at two addresses"
-    return out
+        read.add(i)
+        if prop in op.properties:
+            b = op.properties[prop].value.data
+            assert given.setdefault(i, b) == b, f"argument {i} read at two addresses"
+    arg_attrs = [d.data for d in f.arg_attrs.data] if f.arg_attrs is not None else [{}] * len(params)
+    bases: dict[int, int] = {}
+    for i, p in enumerate(params):
+        if isinstance(p.type, MemRefType):
+            if "rngd.dm_base" in arg_attrs[i]:
+                bases[i] = arg_attrs[i]["rngd.dm_base"].value.data
+            elif i in given:
+                bases[i] = given[i]
+    spans = {i: span_bytes(p.type) for i, p in enumerate(params) if isinstance(p.type, MemRefType)}
+    top = max((bases[i] + spans[i][1] for i in bases if spans[i][1] > spans[i][0]), default=0)
+    for i, (lo, end) in spans.items():
+        if i in bases:
+            continue
+        b = (max(top, top - lo) + 63) // 64 * 64  # b >= top and b + lo >= top
+        bases[i] = b
+        if end > lo:
+            top = b + end
+    return {i: bases[i] for i in sorted(read)}
 
 
 def function_names(module) -> list[str]:
@@ -1066,7 +1108,6 @@ def check_function(
     diags = verify_module(m)
     assert not diags, render_all(diags, {label: text})
     bases = own_bases(m, fn)
-    assert fetch_bases(m, fn) == bases
     dm = build_dm(m, fn, args, bases)
 
     ref = reference_run(m, fn, args, bases, dm)
@@ -1084,6 +1125,8 @@ def check_function(
         passes[name]()().apply(ctx, m)
         diags = verify_module(m)
         assert not diags, f"after {name}:\n" + render_all(diags)
+        if name == "fetch-place-dm":
+            assert fetch_bases(m, fn) == bases, "fetch-place-dm's addresses differ from ir.md §2a's rule"
         after = run_interp(m, fn, args, bases, dm if name == PIPELINE[-1] else None)
         compare(before, after, f"@{fn}: interpreter after {name} vs before any pass")
     assert not any(o.name.startswith("fetch.") for o in m.walk()), "fetch-to-seq left fetch ops"
@@ -1554,7 +1597,7 @@ func.func @f(%w: memref<4x32xf4E2M1FN>, %bs: memref<4x2xf8E4M3FN, strided<[2, 1]
   rngd.commit %d, %o : !fetch.stream<main, [2], [2, 32], f32>, memref<2x2x32xf32>
   func.return
 }""",
-    "mxfp4_default_scale_base_reversed_rows": """
+    "mxfp4_placed_scale_base_reversed_rows": """
 func.func @f(%w: memref<4x32xf4E2M1FN>, %bs: memref<4x1xf8E8M0FNU>, %o: memref<4x32xf32>) {
   %s = fetch.fetch %w {base = 64 : i64, map = affine_map<(t, p) -> (3 - t, p)>} : memref<4x32xf4E2M1FN> -> !fetch.stream<main, [4], [32], f4E2M1FN>
   %d = fetch.dequant %s, %bs {format = "mxfp4"} : !fetch.stream<main, [4], [32], f4E2M1FN>, memref<4x1xf8E8M0FNU> -> !fetch.stream<main, [4], [32], f32>

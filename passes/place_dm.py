@@ -1,0 +1,370 @@
+"""``fetch-place-dm``: give every tensor of every kernel a DM byte address.
+
+A **kernel** is a ``func.func`` with at least one ``fetch.fetch``; its
+**tensors** are its memref arguments, in argument order, named by their SSA
+names (``%w`` → ``w``; an unnamed argument ``i`` is ``arg<i>``, ``i`` counting
+every argument of the function).  Each tensor gets its DM byte address
+(its ``base``: the address of its layout's element 0), in this order:
+
+1. its argument attribute ``rngd.dm_base = N : i64`` (explicit placement);
+2. else the ``base`` of the ``fetch.fetch`` ops that read it and the
+   ``scale_base`` of the ``fetch.dequant`` ops whose block scales it holds
+   (inferred placement); they must all agree;
+3. else the pass places it: in argument order, each at the next multiple of
+   :data:`PLACE_ALIGN` (64) bytes after the highest byte already taken by the
+   explicit and inferred placements and the arguments placed before it.
+
+A tensor's bytes run from its lowest to its highest address
+(:func:`fetchc.target.layout.memref_byte_span`: strided layouts count their
+offset and strides, 4-bit elements are two per byte).  A placed tensor whose
+layout reaches below its base (negative strides) gets a base high enough that
+its lowest byte is still past every byte taken, so the pass never places a
+tensor over another's bytes.  Explicit and inferred placements may overlap
+each other (views of one buffer); no error.
+
+After the pass every memref argument of a kernel carries ``rngd.dm_base``
+(``i64``), every ``fetch.fetch`` its ``base`` and every ``fetch.dequant`` its
+``scale_base``, equal to its tensor's address.  Functions without a
+``fetch.fetch`` are left alone.
+
+Option ``dm-size`` (bytes, default 2^32, at most 2^32): every tensor must lie
+in ``[0, dm-size)``.
+
+Errors (:class:`~fetchc.frontend.diagnostics.PassError`, located):
+
+* a ``fetch.fetch`` / ``fetch.dequant`` / ``rngd.commit`` whose memref is not
+  an argument of its function (``memref.alloc``, ``memref.subview``, a block
+  argument of a nested region): at that op, saying to pass it in as a
+  function argument;
+* two reads of one tensor at different addresses: at the later op, with a
+  note at the first;
+* a ``base`` / ``scale_base`` that disagrees with the tensor's
+  ``rngd.dm_base``: at the fetch or dequant, with a note at the function;
+* an ``rngd.dm_base`` that is not a non-negative integer multiple of 8
+  (hardware.md §3), or that sits on an argument that is not a memref: at the
+  function;
+* a tensor that does not fit ``dm-size`` (or whose bytes would start below
+  address 0): naming the tensor, its size and the bytes of DM it needs, at
+  the function (placed or explicit) or at the op whose address it took;
+* a memref argument with no DM layout (dynamic shape, ``i1`` elements, an
+  affine-map layout other than the identity): at the function.
+
+Spec: ir.md §2a, §4; hardware.md §3 (base alignment); seqbin.md MANIFEST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+
+from fetchc import target
+from fetchc.dialects.fetch import DequantOp, FetchOp
+from fetchc.dialects.rngd import CommitOp
+from fetchc.frontend.diagnostics import PassError
+from fetchc.target.layout import memref_byte_span
+
+__all__ = [
+    "DM_BASE_ATTR",
+    "DEFAULT_DM_SIZE",
+    "PLACE_ALIGN",
+    "PlaceDmPass",
+    "align_up",
+    "memref_byte_span",
+    "place_after",
+    "place_function",
+    "tensor_name",
+]
+
+DM_BASE_ATTR = "rngd.dm_base"
+"""The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
+
+DEFAULT_DM_SIZE = 1 << 32
+"""Default ``dm-size``: the whole 32-bit DM address space, in bytes."""
+
+PLACE_ALIGN = 64
+"""Placed tensors start at multiples of this many bytes (ir.md §2a)."""
+
+
+def align_up(x: int, align: int) -> int:
+    """The smallest multiple of ``align`` (> 0) that is ``>= x``."""
+    return -(-x // align) * align
+
+
+def place_after(free: int, lo: int, align: int = PLACE_ALIGN) -> int:
+    """The base (bytes) of a tensor placed at the first free position: the
+    smallest multiple of ``align`` that is ``>= free`` and puts the tensor's
+    lowest byte (``base + lo``, ``lo`` from :func:`memref_byte_span`, negative
+    when its strides reach below the base) at or after ``free``."""
+    return align_up(free + max(0, -lo), align)
+
+
+def tensor_name(arg: BlockArgument) -> str:
+    """The tensor name of a kernel argument (ir.md §2a): its SSA name
+    (``%w`` → ``w``), else ``arg<i>`` with ``i`` its argument index."""
+    return arg.name_hint or f"arg{arg.index}"
+
+
+def _spelled(arg: BlockArgument) -> str:
+    return f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
+
+
+def _hex(n: int) -> str:
+    return f"0x{n:x}" if n >= 0 else f"-0x{-n:x}"
+
+
+def _size(n: int) -> str:
+    return f"{n} byte" if n == 1 else f"{n} bytes"
+
+
+# What each memref-using op does with its memref, and the property holding
+# the memref's address.
+def _memref_use(op: Operation) -> tuple[SSAValue, str | None, str] | None:
+    if isinstance(op, FetchOp):
+        return op.source, "base", "reads"
+    if isinstance(op, DequantOp):
+        return op.bscale, "scale_base", "reads its block scales from"
+    if isinstance(op, CommitOp):
+        return op.dest, None, "commits to"
+    return None
+
+
+def _origin(v: SSAValue) -> tuple[str, Operation | None]:
+    """Where a non-argument memref comes from, for the error message."""
+    if isinstance(v, OpResult):
+        return f"the result of '{v.op.name}'", v.op
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        where = f"'{parent.name}'" if parent is not None else "a detached region"
+        return f"an argument of a block inside {where}", parent
+    return "not a function argument", None
+
+
+@dataclass
+class _Use:
+    op: Operation
+    prop: str | None  # "base", "scale_base" or None (commit)
+    addr: int | None  # the address the op names, if any
+
+
+@dataclass
+class _Tensor:
+    arg: BlockArgument
+    lo: int
+    end: int
+    uses: list[_Use] = field(default_factory=list)
+    base: int | None = None
+    source: Operation | None = None  # the op whose address was taken (inferred)
+
+
+def _first_prop(t: _Tensor) -> str:
+    return next(u.prop for u in t.uses if u.op is t.source)  # type: ignore[return-value]
+
+
+def _prop_text(use: _Use) -> str:
+    return f"{use.prop} {use.addr} ({_hex(use.addr)})" if use.addr is not None else ""
+
+
+def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "") -> None:
+    """``t`` (with its base) lies in ``[0, dm_size)``; else a PassError at
+    ``at``.  ``why`` says where the address came from (``" (its
+    rngd.dm_base)"``)."""
+    assert t.base is not None
+    size = t.end - t.lo
+    head = f"placing {_spelled(t.arg)} ({_size(size)}) at {_hex(t.base)}{why}"
+    if t.end == t.lo:
+        if t.base >= dm_size:
+            raise PassError(at, f"{head} is past the end of DM: dm-size is {dm_size}")
+        return
+    if t.base + t.lo < 0:
+        raise PassError(
+            at,
+            f"{head} puts its lowest byte at {_hex(t.base + t.lo)}, below DM address 0 (its layout "
+            f"reaches {_size(-t.lo)} below its base)",
+        )
+    if t.base + t.end > dm_size:
+        raise PassError(at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}")
+
+
+def _set_prop(op: Operation, name: str, value: Attribute) -> None:
+    """Set a property, keeping the printed order that the op's builder gives
+    (``fetch.fetch``: ``base`` first; ``fetch.dequant``: after ``format``)."""
+    if name == "base" and "base" not in op.properties:
+        rest = dict(op.properties)
+        op.properties.clear()
+        op.properties.update({"base": value, **rest})
+    else:
+        op.properties[name] = value
+
+
+def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, int] | None:
+    """Place the tensors of ``func`` if it is a kernel (ir.md §2a) and write
+    the addresses into the IR: ``rngd.dm_base`` on every memref argument,
+    ``base`` on every ``fetch.fetch``, ``scale_base`` on every
+    ``fetch.dequant``.  Returns ``{argument index: base in bytes}``, or
+    ``None`` (IR untouched) when ``func`` has no ``fetch.fetch``.  One walk
+    over the function body.  Raises :class:`PassError` as the module
+    docstring lists."""
+    if not func.body.blocks:
+        return None
+    entry: Block = func.body.blocks.first  # type: ignore[assignment]
+    args = list(entry.args)
+
+    tensors: dict[int, _Tensor] = {}
+    pending: list[_Use] = []  # uses by memref argument index, in op order
+    pending_args: list[int] = []
+    foreign: tuple[Operation, SSAValue, str] | None = None
+    has_fetch = False
+    for op in func.body.walk():
+        use = _memref_use(op)
+        if use is None:
+            continue
+        value, prop, verb = use
+        has_fetch = has_fetch or isinstance(op, FetchOp)
+        if isinstance(value, BlockArgument) and value.block is entry:
+            addr = None
+            if prop is not None:
+                attr = op.properties.get(prop)
+                addr = attr.value.data if isinstance(attr, IntegerAttr) else None
+            pending.append(_Use(op, prop, addr))
+            pending_args.append(value.index)
+        elif foreign is None:
+            foreign = (op, value, verb)
+    if not has_fetch:
+        return None
+    if foreign is not None:
+        op, value, verb = foreign
+        what, origin = _origin(value)
+        raise PassError(
+            op,
+            f"{verb} a memref that is not an argument of @{func.sym_name.data} (it is {what}); only "
+            "function arguments are placed in DM: pass it in as a function argument",
+            [(origin, "the memref is defined here")] if origin is not None and origin is not func else [],
+        )
+
+    # The tensors, with their byte spans and explicit placements.
+    old_attrs = list(func.arg_attrs.data) if func.arg_attrs is not None else []
+    for i, arg in enumerate(args):
+        attrs = old_attrs[i].data if i < len(old_attrs) else {}
+        explicit = attrs.get(DM_BASE_ATTR)
+        if not isinstance(arg.type, MemRefType):
+            if explicit is not None:
+                raise PassError(
+                    func,
+                    f"{DM_BASE_ATTR} on {_spelled(arg)}, which is {arg.type}, not a memref: only memref "
+                    "arguments live in DM",
+                )
+            continue
+        try:
+            lo, end = memref_byte_span(arg.type)
+        except ValueError as e:
+            raise PassError(func, f"cannot place {_spelled(arg)} ({arg.type}) in DM: {e}") from None
+        t = _Tensor(arg, lo, end)
+        if explicit is not None:
+            if not isinstance(explicit, IntegerAttr):
+                raise PassError(
+                    func,
+                    f"{DM_BASE_ATTR} of {_spelled(arg)} must be an integer DM byte address "
+                    f"(e.g. {{{DM_BASE_ATTR} = 4096 : i64}}), not {explicit}",
+                )
+            b = explicit.value.data
+            if b < 0 or b % target.BASE_ALIGN:
+                raise PassError(
+                    func,
+                    f"{DM_BASE_ATTR} = {b} of {_spelled(arg)} is not a DM byte address that is a multiple of "
+                    f"{target.BASE_ALIGN} (a fetch's base is {target.BASE_ALIGN}-byte aligned, hardware.md §3)",
+                )
+            t.base = b
+        tensors[i] = t
+    for i, use in zip(pending_args, pending):
+        tensors[i].uses.append(use)
+
+    # Explicit placements agree with every address an op names; otherwise the
+    # ops' addresses agree with each other (the first one wins).
+    for t in tensors.values():
+        if t.base is not None:
+            for u in t.uses:
+                if u.addr is not None and u.addr != t.base:
+                    raise PassError(
+                        u.op,
+                        f"{_prop_text(u)} disagrees with {_spelled(t.arg)}'s {DM_BASE_ATTR} = {t.base} "
+                        f"({_hex(t.base)}): a tensor has one DM address; drop the {u.prop} or make them agree",
+                        [(func, f"{_spelled(t.arg)} is placed at {_hex(t.base)} by its {DM_BASE_ATTR} attribute")],
+                    )
+            _check_fit(t, dm_size, func, f" (its {DM_BASE_ATTR})")
+            continue
+        for u in t.uses:
+            if u.addr is None:
+                continue
+            if t.source is None:
+                t.base, t.source = u.addr, u.op
+            elif u.addr != t.base:
+                first = next(f for f in t.uses if f.op is t.source)
+                raise PassError(
+                    u.op,
+                    f"{_prop_text(u)} disagrees with the first address given for {_spelled(t.arg)}, "
+                    f"{_prop_text(first)} on '{first.op.name}': a tensor has one DM address; use the same "
+                    f"address everywhere, or drop it and let fetch-place-dm place the tensor",
+                    [(first.op, f"{_spelled(t.arg)} is first read at {_hex(t.base)} here")],
+                )
+        if t.source is not None:
+            _check_fit(t, dm_size, t.source, f" (the {_first_prop(t)} of this op)")
+
+    # Place the rest after the highest byte taken, in argument order.
+    taken = [t.base + t.end for t in tensors.values() if t.base is not None and t.end > t.lo]
+    free = max(taken, default=0)
+    for t in tensors.values():
+        if t.base is not None:
+            continue
+        t.base = place_after(free, t.lo)
+        try:
+            _check_fit(t, dm_size, func)
+        except PassError as e:
+            if taken:
+                e.message += (
+                    f" (fetch-place-dm places tensors after the highest byte that the kernel's own "
+                    f"addresses take, {_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit "
+                    f"{DM_BASE_ATTR} or raise dm-size)"
+                )
+            raise
+        if t.end > t.lo:
+            free = t.base + t.end
+
+    # Write the placement into the IR.
+    new_attrs = []
+    for i, arg in enumerate(args):
+        attrs: dict[str, Attribute] = dict(old_attrs[i].data) if i < len(old_attrs) else {}
+        if i in tensors:
+            attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)
+        new_attrs.append(DictionaryAttr(attrs))
+    func.arg_attrs = ArrayAttr(new_attrs)
+    for t in tensors.values():
+        for u in t.uses:
+            if u.prop is not None:
+                _set_prop(u.op, u.prop, IntegerAttr(t.base, i64))
+    return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class PlaceDmPass(ModulePass):
+    """``fetch-place-dm{dm-size=N}`` (ir.md §2a, §4): place every kernel's
+    tensors in DM (see the module docstring).  ``dm_size``: bytes of DM,
+    ``1 <= dm_size <= 2^32`` (``ValueError`` otherwise, reported as an
+    invalid pipeline).  Raises :class:`PassError` for placement errors."""
+
+    name = "fetch-place-dm"
+
+    dm_size: int = DEFAULT_DM_SIZE
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:
+            raise ValueError(f"dm-size must be a number of bytes from 1 to 2^32 = {DEFAULT_DM_SIZE}, not {self.dm_size}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        funcs = [o for o in op.walk() if isinstance(o, FuncOp)]
+        for f in funcs:
+            place_function(f, self.dm_size)

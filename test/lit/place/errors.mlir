@@ -11,8 +11,8 @@
 // RUN: not test -e %t.seq
 
 // Two fetches of one tensor at different addresses.
-// CHECK: errors.mlir:[[# @LINE + 6]]:3: error: 'fetch.fetch' op base 128 (0x80) disagrees with the first address given for %w, base 64 (0x40) on 'fetch.fetch'
-// CHECK: errors.mlir:[[# @LINE + 2]]:3: note: %w is first read at 0x40 here
+// CHECK: errors.mlir:[[# @LINE + 6]]:8: error: 'fetch.fetch' op base 128 (0x80) disagrees with the first address given for %w, base 64 (0x40) on 'fetch.fetch'
+// CHECK: errors.mlir:[[# @LINE + 2]]:8: note: %w is first read at 0x40 here
 func.func @two_bases(%w: memref<2x16xi8>, %x: memref<2x16xi8>, %y: memref<2x16xi8>) {
   %s = fetch.fetch %w {base = 64 : i64} : memref<2x16xi8> -> !fetch.stream<main, [2], [16], i8> // expected-note {{%w is first read at 0x40 here}}
   rngd.commit %s, %x : !fetch.stream<main, [2], [16], i8>, memref<2x16xi8>
@@ -40,7 +40,7 @@ func.func @scale_base_vs_fetch(%w: memref<16x32xf4E2M1FN>, %s: memref<16x2xf8E4M
 
 // An explicit rngd.dm_base that the fetch's base contradicts: the error is at
 // the fetch, the note at the function that carries the attribute.
-// CHECK: errors.mlir:[[# @LINE + 4]]:3: error: 'fetch.fetch' op base 64 (0x40) disagrees with %w's rngd.dm_base = 4096 (0x1000): a tensor has one DM address; drop the base or make them agree
+// CHECK: errors.mlir:[[# @LINE + 4]]:8: error: 'fetch.fetch' op base 64 (0x40) disagrees with %w's rngd.dm_base = 4096 (0x1000): a tensor has one DM address; drop the base or make them agree
 // CHECK: errors.mlir:[[# @LINE + 2]]:1: note: %w is placed at 0x1000 by its rngd.dm_base attribute
 // expected-note @+1 {{%w is placed at 0x1000 by its rngd.dm_base attribute}}
 func.func @explicit_vs_base(%w: memref<2x16xi8> {rngd.dm_base = 4096 : i64}, %x: memref<2x16xi8>) {
@@ -65,8 +65,8 @@ func.func @explicit_vs_scale_base(%w: memref<16x32xf4E2M1FN>, %s: memref<16x2xf8
 // -----
 
 // A fetch of a memref.alloc: not a function argument, so it has no DM address.
-// CHECK: errors.mlir:[[# @LINE + 4]]:3: error: 'fetch.fetch' op reads a memref that is not an argument of @alloc (it is the result of 'memref.alloc'); only function arguments are placed in DM: pass it in as a function argument
-// CHECK: errors.mlir:[[# @LINE + 2]]:3: note: the memref is defined here
+// CHECK: errors.mlir:[[# @LINE + 4]]:8: error: 'fetch.fetch' op reads a memref that is not an argument of @alloc (it is the result of 'memref.alloc'); only function arguments are placed in DM: pass it in as a function argument
+// CHECK: errors.mlir:[[# @LINE + 2]]:8: note: the memref is defined here
 func.func @alloc(%x: memref<2x16xi8>) {
   %a = memref.alloc() : memref<2x16xi8> // expected-note {{the memref is defined here}}
   %s = fetch.fetch %a : memref<2x16xi8> -> !fetch.stream<main, [2], [16], i8> // expected-error {{'fetch.fetch' op reads a memref that is not an argument of @alloc (it is the result of 'memref.alloc'); only function arguments are placed in DM: pass it in as a function argument}}

@@ -16,7 +16,8 @@ from xdsl.ir import Operation
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error
-from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table, write
+from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
+from fetchc.seqbin.writer import write
 
 __all__ = ["UNLOWERED", "emit_seqbin", "module_to_seqbin", "program_record", "table_record"]
 

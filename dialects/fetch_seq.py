@@ -375,85 +375,46 @@ class ProgramOp(IRDLOperation):
         self._verify_chain()
 
     def _verify_fields(self) -> None:
-        lim, st = self.limit_values, self.stride_values
-        if not 1 <= len(lim) <= target.MAX_ENTRIES or len(st) != len(lim):
-            raise OpError(f"needs 1 to {target.MAX_ENTRIES} limits and as many strides")
-        if any(not 1 <= n <= target.MAX_ENTRY_SIZE for n in lim):
-            raise OpError(f"limits must lie in [1, {target.MAX_ENTRY_SIZE}]")
-        if not 0 <= self.base.value.data < target.BASE_LIMIT:
-            raise OpError(f"base {self.base.value.data} is not a DM byte address below 2^32")
-        if any(not target.STRIDE_MIN <= v <= target.STRIDE_MAX for v in st):
-            raise OpError("strides must fit the 32-bit signed stride field")
-        if self.field("fetch_size") not in target.READ_BYTES:
-            raise OpError(f"fetch_size must be one of {list(target.READ_BYTES)} bytes")
-        stages = self.stages.code
-        if (self.table is not None) != bool(stages & target.STAGE_TABLE_LOOKUP):
-            raise OpError("has a table exactly when the table-lookup stage bit is set")
-        if self.table is not None and self.table_op() is None:
-            raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
-        if (self.type_conversion is not None) != bool(stages & target.STAGE_TYPE_CONVERSION):
-            raise OpError("has a type_conversion exactly when the type-conversion stage bit is set")
-        if (self.zero_point is not None) != bool(stages & target.STAGE_ZERO_POINT):
-            raise OpError("has a zero_point exactly when the zero-point stage bit is set")
-
-    def _verify_chain(self) -> None:
-        # The stage chain must turn the memref's element type into the result
-        # stream's (hardware.md §2), and the per-packet fields must agree
-        # with the types (seqbin.md words 30-31).
+        # What only the IR can get wrong: the memref and stream types, the
+        # unit against the stream's context, the table symbol, the packet.
         mt, rt = self.source.type, self.out_type
         assert isinstance(mt, MemRefType)
-        cur = self.in_dtype
-        out = rt.elem
-        if cur is None or cur.in_flight_only:
+        if self.in_dtype is None or self.in_dtype.in_flight_only:
             raise OpError(f"reads a memref of {target.type_name(mt.element_type)}, which the Fetch Unit cannot read")
-        if out is None:
+        if rt.elem is None:
             raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
         if self.unit.data.value != rt.ctx:
             raise OpError(f"unit {self.unit.data.value} does not match the result stream's {rt.ctx} context")
-        top = self.table_op()
-        if top is not None:
-            ts, td = top.pair
-            if ts != cur:
-                raise OpError(f"looks up {cur} keys in the {ts} -> {td} table {self.table}")
-            if not target.has_table_register(rt.ctx):
-                raise OpError("has a table lookup on the sub Fetch Unit, which has no table-lookup register")
-            cur = td  # type: ignore[assignment]
-        if self.type_conversion is not None:
-            src, dst = self.type_conversion.pair
-            if src != cur:
-                raise OpError(f"type_conversion {self.type_conversion.data.value} casts {src} -> {dst}, but its input is {cur}")
-            cur = dst
-        rule = self.zp_mode.rule
-        if self.zero_point is not None:
-            want = target.ZERO_POINT.get(cur)  # type: ignore[arg-type]
-            if want is None or rule != want:
-                raise OpError(
-                    f"zero-point stage on {cur} needs zp_mode {ZpModeAttr.of(want).data.value if want else 'none'}, "
-                    f"not {self.zp_mode.data.value}"
-                )
-            zp = self.field("zero_point")
-            if not want.lo <= zp <= want.hi:  # type: ignore[operator]
-                raise OpError(f"zero point {zp} is outside [{want.lo}, {want.hi}]")
-            cur = want.result
-        elif rule is not None:
-            raise OpError(f"zp_mode {self.zp_mode.data.value} without a zero-point stage")
-        if cur != out:
-            raise OpError(f"its stages turn {target.type_name(mt.element_type)} into {cur}, but its result stream holds {out}")
+        if self.table is not None and self.table_op() is None:
+            raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
         packet = 1
         for d in rt.packet:
             packet *= d
         if self.field("packet_size") != packet:
             raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
-        fetch_bytes = self.field("fetch_size") or 0
-        per_read = fetch_bytes * 8 // self.in_dtype.bits  # type: ignore[union-attr]
-        wpp = self.field("words_per_packet") or 0
-        if wpp * per_read != packet:
-            raise OpError(
-                f"words_per_packet {wpp} x {per_read} elements per {fetch_bytes}-byte read is not the packet of {packet}"
-            )
-        want_flits = target.flit_count(packet, out)
-        if self.field("flit_count") != want_flits:
-            raise OpError(f"flit_count {self.field('flit_count')}: a packet of {packet} {out} occupies {want_flits} flits")
+
+    def _verify_chain(self) -> None:
+        # Every rule of the record (hardware.md §2-3, seqbin.md PROGRAMS):
+        # one implementation, fetchc.target.record, shared with the seq.bin
+        # reader and writer and the simulator.
+        from fetchc.target.record import FIELDS, Fields, RecordError, check_program
+
+        top = self.table_op()
+        zp = self.field("zero_point")
+        fields = Fields(
+            unit=self.unit.code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]
+            base=self.base.value.data, packet_size=self.packet_size.value.data,
+            fetch_size=self.fetch_size.value.data, limits=self.limit_values, strides=self.stride_values,
+            stages=self.stages.code, table=None if self.table is None else 0,
+            type_conversion=None if self.type_conversion is None else self.type_conversion.code,
+            zero_point0=0 if zp is None else zp, num_zero_points=0 if zp is None else 1, zp_mode=self.zp_mode.code,
+            flit_count=self.flit_count.value.data, words_per_packet=self.words_per_packet.value.data,
+        )  # fmt: skip
+        pairs = [] if top is None else [top.pair]
+        try:
+            check_program(fields, pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]
+        except RecordError as e:
+            raise OpError(e.message) from None
 
 
 FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr])

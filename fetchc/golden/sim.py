@@ -97,16 +97,13 @@ from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, read
 from fetchc.target import (
     CAST_CODES,
     LOOKUP_TABLES,
-    STAGE_TABLE_LOOKUP,
-    STAGE_TYPE_CONVERSION,
-    STAGE_ZERO_POINT,
     TABLE_ENTRIES,
-    ZERO_POINT,
     ElementType,
     ZeroPointRule,
 )
 from fetchc.target import numerics
 from fetchc.target.encoding import from_sim_encoding, pack_elements, sim_dtype, to_sim_encoding
+from fetchc.target.record import RecordError, stage_chain
 
 __all__ = [
     "SimError",
@@ -123,8 +120,6 @@ __all__ = [
     "pack_elements",
 ]
 
-_CAST_BY_CODE: dict[int, tuple[ElementType, ElementType]] = {c: p for p, c in CAST_CODES.items()}
-_ZP_BY_MODE: dict[int, ZeroPointRule] = {r.mode: r for r in ZERO_POINT.values()}
 from fetchc.target.encoding import UINT as _UINT  # noqa: E402
 
 GENERAL_CHUNK = 1 << 22
@@ -238,41 +233,17 @@ class _Plan:
 
 def _plan(prog: Program, tables: Sequence[Table], name: str) -> _Plan:
     """Check the record's stage chain ``in_dtype -> [table] -> [cast] ->
-    [zero point] -> out_dtype`` and resolve it.  Raises :class:`SimError`."""
-
-    def bad(msg: str) -> SimError:
-        return SimError(f"program {name}: {msg}")
-
-    t = prog.in_dtype
-    if t.in_flight_only or t.bits not in (4, 8, 16, 32):
-        raise bad(f"in_dtype {t} cannot be read from DM")
-    table = cast = zp = None
-    if prog.stages & STAGE_TABLE_LOOKUP:
-        if prog.table is None or not 0 <= prog.table < len(tables):
-            raise bad(f"the table-lookup stage selects table {prog.table}, but there are {len(tables)} tables")
-        table = tables[prog.table]
-        if table.in_dtype != t:
-            raise bad(f"table {prog.table} is keyed by {table.in_dtype}, but the program reads {t}")
-        if LOOKUP_TABLES.get((table.in_dtype, table.out_dtype)) != table.paired:
-            raise bad(f"table {prog.table} ({table.in_dtype} -> {table.out_dtype}) is not a hardware table")
-        t = table.out_dtype
-    if prog.stages & STAGE_TYPE_CONVERSION:
-        pair = _CAST_BY_CODE.get(prog.type_conversion)  # type: ignore[arg-type]
-        if pair is None:
-            raise bad(f"type_conversion {prog.type_conversion} is not a cast code (0 to {max(_CAST_BY_CODE)})")
-        if pair[0] != t:
-            raise bad(f"cast code {prog.type_conversion} ({pair[0]} -> {pair[1]}) receives {t}")
-        cast = pair
-        t = pair[1]
-    if prog.stages & STAGE_ZERO_POINT:
-        rule = ZERO_POINT.get(t)
-        if rule is None or _ZP_BY_MODE.get(prog.zp_mode) != rule:
-            raise bad(f"zero-point stage (zp_mode {prog.zp_mode}) receives {t}; it takes i4 (mode 1) or i8 (mode 2)")
-        zp = (rule, int(prog.zero_point0))
-        t = rule.result
-    if t != prog.out_dtype:
-        raise bad(f"the stages turn {prog.in_dtype} into {t}, but out_dtype is {prog.out_dtype}")
-    return _Plan(name, prog.in_dtype, prog.out_dtype, table, cast, zp)
+    [zero point] -> out_dtype`` (:func:`fetchc.target.record.stage_chain`,
+    the rule the reader and the verifier apply; an out-of-range zero point
+    is accepted: :func:`zp_sub_values` reports the residuals that overflow)
+    and resolve it.  Raises :class:`SimError`."""
+    try:
+        chain = stage_chain(prog, [(t.in_dtype, t.out_dtype) for t in tables], zero_point_range=False)
+    except RecordError as e:
+        raise SimError(f"program {name}: {e.message}") from None
+    table = None if chain.table is None else tables[prog.table]  # type: ignore[index]
+    zp = None if chain.zero_point is None else (chain.zero_point, int(prog.zero_point0))
+    return _Plan(name, prog.in_dtype, prog.out_dtype, table, chain.cast, zp)
 
 
 def _after_lookup(values: np.ndarray, plan: _Plan) -> np.ndarray:

@@ -475,7 +475,7 @@ def dequant_chain(draw, b: Builder) -> None:
         if draw(st.booleans()):
             g = b.arg("g", "f32")
         else:
-            g = b.val("g")
+            g = b.val("gc")  # not "g": the arguments are %g<N> too
             x = draw(st.sampled_from(["0.37", "-1.25", "3.0e+38", "7.1e-45", "1.0"]))
             b.emit(f"{g} = arith.constant {x} : f32")
         w = b.val("dq")

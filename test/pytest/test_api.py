@@ -6,6 +6,9 @@ how a compiler embedding fetchc uses it.  ``CompileResult`` fields, and
 
 from __future__ import annotations
 
+import re
+import struct
+
 from pathlib import Path
 
 import pytest
@@ -247,8 +250,23 @@ def test_compile_in_memory_module():
     assert (gemm.stages, gemm.zero_point0, gemm.zp_mode, gemm.out_dtype) == (4, -3, 2, target.I9)
     assert (codes.stages, codes.table, codes.type_conversion) == (3, 0, 3)
     assert (scales.base, scales.in_dtype, scales.stages) == (0x410000, target.F8E8M0FNU, 0)
-    # The same program as the equivalent text, byte for byte.
-    assert r.seq_bin == fetchc.compile(BUILT_TEXT).seq_bin
+    # The same programs and tables as the equivalent text, byte for byte.  The
+    # MANIFESTs differ in names and locations only: in-memory arguments have
+    # no SSA names (tensors are arg0, arg1, ...) and in-memory ops no file
+    # location (a program's loc is its op path).
+    text = fetchc.compile(BUILT_TEXT)
+    section = lambda data, kind: next(  # noqa: E731
+        data[off : off + size]
+        for k, off, size, _ in (struct.unpack_from("<IIII", data, 32 + 16 * i) for i in range(4))
+        if k == kind
+    )
+    for kind in (1, 2, 3):  # TABLES, PROGRAMS, STRINGS
+        assert section(r.seq_bin, kind) == section(text.seq_bin, kind)
+    mine, theirs = r.seqbin.manifest, text.seqbin.manifest
+    assert [t.name for t in mine.kernel("gemm").tensors] == ["arg0", "arg2"]
+    assert [t.name for t in theirs.kernel("gemm").tensors] == ["x", "acc"]
+    assert re.fullmatch(r"func @gemm, op \d+ 'fetch_seq.program'", mine.program(2)[1].loc)
+    assert re.fullmatch(r"<input>:11:\d+", theirs.program(2)[1].loc)  # the fetch.fetch of @gemm
 
 
 def test_in_memory_module_without_locations_gets_unlocated_errors():

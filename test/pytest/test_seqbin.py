@@ -547,8 +547,10 @@ def row(i: int) -> int:
 
 
 def test_unknown_kind():
-    rejects(put_u32(EX, row(1), 4), r"section row 1: unknown section kind 4")
+    rejects(put_u32(EX, row(1), 5), r"section row 1: unknown section kind 5 \(known: 1 TABLES, 2 PROGRAMS, 3 STRINGS, 4 MANIFEST\)")
     rejects(put_u32(EX, row(0), 0), r"section row 0: unknown section kind 0")
+    # MANIFEST (kind 4) came with version 1.1: a 1.0 file may not hold one.
+    rejects(put_u32(EX, row(1), 4), r"section row 1: a version 1.0 file has no MANIFEST section")
 
 
 def test_duplicate_kind():
@@ -654,7 +656,9 @@ def test_tampered_table_is_read_as_stored_and_marked():
         (3, 99, r"program 0: out_dtype \(word 3\) is 99, which is not a dtype code"),
         (3, 10, r"program 0: out_dtype \(word 3\) is bf16 but the stages turn in_dtype f4E2M1FN into f32"),
         (5, 0, r"program 0: packet_size \(word 5\) is 0; it must be at least 1"),
-        (5, 24, r"program 0: the innermost entry \[65536 : 1\] cannot hold packets of 24 elements"),
+        # A packet may span contiguous runs (hardware.md §3): [65536 : 1] holds 24-element packets, but
+        # 2 reads of 8 elements are not 24.
+        (5, 24, r"program 0: words_per_packet \(word 31\) is 2, but 2 reads of 8 f4E2M1FN elements \(fetch_size 4\) are 16 elements, not packet_size 24"),
         (6, 3, r"program 0: fetch_size \(word 6\) is 3; it must be one of 1, 2, 4, 8, 16, 32"),
         (6, 8, r"program 0: words_per_packet \(word 31\) is 2, but 2 reads of 16 f4E2M1FN elements"),
         (7, 0, r"program 0: num_entries \(word 7\) is 0; it must be 1 to 8"),
@@ -850,7 +854,8 @@ def test_disassemble_e4m3_nan_sign():
 def test_to_json():
     d = to_json(example())
     assert json.loads(json.dumps(d)) == d
-    assert list(d) == ["version", "file_size", "crc32", "sections", "tables", "programs"]
+    assert list(d) == ["version", "file_size", "crc32", "sections", "tables", "programs", "manifest"]
+    assert d["manifest"] is None  # a 1.0 file has no MANIFEST
     assert d["version"] == "1.0" and d["file_size"] == 737
     assert d["crc32"] == struct.unpack_from("<I", EX, 20)[0]
     assert d["sections"][1] == {"kind": "PROGRAMS", "offset": 600, "size": 128, "count": 1}
@@ -871,3 +876,36 @@ def test_to_json():
 def test_disassemble_rejects_invalid():
     with pytest.raises(SeqBinError):
         disassemble(EX[:-1])
+
+
+# --------------------------------------------------------------------------
+# Innermost contiguity (hardware.md §3): a packet may span contiguous runs
+# --------------------------------------------------------------------------
+
+
+def test_packets_may_span_contiguous_runs():
+    # hardware.md §3's examples: [3 : 32, 4 : 96, 4 : 8, 8 : 1] : 128 (an N, C, H, W buffer with C in time) has
+    # contiguous runs of 8 * 4 = 32 elements, so 32-element reads, 4 per packet; [4 : 16, 8 : 1] : 32 has runs
+    # of 8, so 8-element reads.  Both are legal although neither innermost size is a multiple of the packet.
+    a = program_record(name=NONE, in_code=2, out_code=2, packet=128, fetch=32, limits=[3, 4, 4, 8],
+                       strides=[32, 96, 8, 1], flits=4, wpp=4)  # fmt: skip
+    b = program_record(name=NONE, in_code=2, out_code=2, packet=32, fetch=8, limits=[4, 8], strides=[16, 1],
+                       flits=1, wpp=4)  # fmt: skip
+    data = raw_file([(2, a + b, 2)])
+    sb = read(data)
+    assert [(p.limits, p.strides, p.fetch_size) for p in sb.programs] == [
+        ((3, 4, 4, 8), (32, 96, 8, 1), 32), ((4, 8), (16, 1), 8)]
+    assert read(write(sb)) == sb
+    # A read must stay inside one run: 16-element reads of 8-element runs are not.
+    c = program_record(name=NONE, in_code=2, out_code=2, packet=32, fetch=16, limits=[4, 8], strides=[16, 1],
+                       flits=1, wpp=2)  # fmt: skip
+    rejects(raw_file([(2, c, 1)]), r"^program 0: fetch_size \(word 6\) 16 bytes reads 16 elements, which does "
+            r"not divide the largest contiguous access of 8 elements \(hardware.md §3\)\.$")  # fmt: skip
+    # A one-element packet may walk any stride; a larger one needs innermost stride 0 or 1.
+    d = program_record(name=NONE, in_code=2, out_code=2, packet=1, fetch=1, limits=[4, 8], strides=[1, 5],
+                       flits=1, wpp=1)  # fmt: skip
+    assert read(raw_file([(2, d, 1)])).programs[0].strides == (1, 5)
+    e = program_record(name=NONE, in_code=2, out_code=2, packet=2, fetch=1, limits=[4, 8], strides=[1, 5],
+                       flits=1, wpp=2)  # fmt: skip
+    rejects(raw_file([(2, e, 1)]), r"^program 0: the innermost entry \[8 : 5\] cannot hold packets of 2 elements "
+            r"\(it needs stride 0 or 1, or a one-element packet; hardware.md §3\)\.$")  # fmt: skip

@@ -483,11 +483,11 @@ def test_read_before_start_of_image():
 
 
 def test_inconsistent_records():
-    with pytest.raises(SimError, match="table 0, but there are 0 tables"):
+    with pytest.raises(SimError, match=r"program f/0: tables is 0, out of range for 0 tables"):
         simulate_program(prog(in_dtype=F8E4M3FN, out_dtype=BF16, stages=1, table=0), [], np.zeros(64, np.uint8))
     with pytest.raises(SimError, match="out_dtype is i32"):
         simulate_program(prog(out_dtype=I32), [], np.zeros(64, np.uint8))
-    with pytest.raises(SimError, match=r"cast code 3 \(f8E4M3FN -> f32\) receives i8"):
+    with pytest.raises(SimError, match=r"type_conversion is code 3 \(f8E4M3FN -> f32\) but the value entering the cast is i8"):
         simulate_program(prog(out_dtype=F32, stages=2, type_conversion=3), [], np.zeros(64, np.uint8))
 
 

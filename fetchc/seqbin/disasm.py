@@ -1,0 +1,335 @@
+"""``fetchc dis``: a ``seq.bin`` as text (:func:`disassemble`) and as JSON
+(:func:`to_json`).  The only module of the package that imports numpy, and
+only inside :func:`format_value` (the compile path never formats values).
+
+Text format
+-----------
+
+One ``label: value`` per line, fixed labels, two-space indentation under each
+table/program/kernel; horizontal alignment padding of the table grids may
+vary (FileCheck ignores it)::
+
+    seq.bin version 1.1, 1104 bytes, crc32 0x1234abcd
+    sections: 4
+    section TABLES: offset 96, size 520, count 1
+    section PROGRAMS: offset 616, size 128, count 1
+    section STRINGS: offset 744, size 9, count 1
+    section MANIFEST: offset 760, size 344, count 1
+    tables: 1
+    table 0: f4E2M1FN -> f8E4M3FN, paired
+      layout: row = high nibble, column = low nibble, cell = (lo,hi)
+      col:      0       1  ...      f
+      row 0: (0,0) (0.5,0) ...
+      ...                           (16 rows, "row 0:" .. "row f:")
+    programs: 1
+    program 0: "decode/0"
+      unit: main
+      in_dtype: f4E2M1FN
+      out_dtype: f32
+      base: 0x600000 (6291456)
+      sequencer: [65536 : 1] : 16
+      fetch_size: 4
+      words_per_packet: 2
+      stages: table_lookup, type_conversion
+      table: 0
+      type_conversion: 3 (f8E4M3FN -> f32)
+      zero_point: off
+      flit_count: 2
+      kernel: decode
+      tensor: w (arg 0)
+      stream: time [4096] packet [16]
+      loc: decode.mlir:3:8
+    manifest: producer "fetchc 0.1.0"
+    kernels: 1
+    kernel 0: decode
+      tensors: 2
+      tensor 0: w (arg 0)
+        dtype: f4E2M1FN
+        shape: [4096, 16]
+        layout: strides [16, 1], offset 0
+        dm_base: 0x600000 (6291456)
+        bytes: 32768
+        use: read
+      tensor 1: out (arg 1)
+        ...
+        use: committed
+      scalars: 0
+      programs: 0
+
+* A non-paired table's header line ends in ``non-paired`` and its layout line
+  reads ``layout: key = row * 16 + column``; each cell is one decoded value.
+* A table whose entries differ from ``target.lookup_table`` gets
+  `` (entries differ from the reference conversion)`` at the end of its header
+  line.
+* Values: shortest round-trip decimal, a trailing ``.0`` dropped (``1``,
+  ``0.5``, ``-0``, ``448``), ``inf``/``-inf``, ``nan``/``-nan`` (sign bit).
+* Program name: a JSON string literal, or ``(unnamed)`` for ``0xFFFFFFFF``.
+* ``stages: none``, ``table: none``, ``type_conversion: none`` when off;
+  ``zero_point: off`` or ``zero_point: <zero_point0> (i8 -> i9)``.
+* The sequencer line is ``hardware.md`` §3 notation:
+  ``[limit_0 : stride_0, ..., limit_n-1 : stride_n-1] : packet_size``.
+* MANIFEST (version 1.1): the last four lines of each program block
+  (``kernel:``, ``tensor: <name> (arg N)`` or ``(scratch)``, ``stream: time
+  [..] packet [..]``, ``loc:``) and the ``manifest:`` block at the end:
+  per kernel its tensors (``dtype``, ``shape``, ``layout: strides [..],
+  offset N`` in elements, ``dm_base`` in hex and decimal, ``bytes``, ``use:``
+  ``read``, ``committed``, both comma-separated, or ``none``), its scalars
+  (``scalar N: <name> (arg N)`` then ``dtype:``) and ``programs:`` (the
+  PROGRAMS indices, comma-separated, or ``none``).  A file without a MANIFEST
+  (version 1.0) has none of these lines.
+* Names (kernels, tensors, scalars) are written bare when they consist of
+  letters, digits and ``_ $ . -``, else as a JSON string literal; ``loc`` is
+  bare when printable without leading or trailing spaces, else a JSON string.
+
+JSON (:func:`to_json`): ``version``, ``file_size``, ``crc32``, ``sections``,
+``tables``, ``programs`` (every record field), then ``manifest``: the
+MANIFEST document as stored (keys sorted), or ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from typing import Any
+
+from fetchc import target
+from fetchc.seqbin.format import STAGE_NAMES, UNIT_NAMES, FileInfo, Program, SeqBin, Table
+from fetchc.seqbin.manifest import Kernel, Manifest
+from fetchc.seqbin.reader import read_info
+from fetchc.seqbin.writer import write
+from fetchc.target import CAST_BY_CODE, LOOKUP_TABLES, STAGE_ZERO_POINT, TABLE_ENTRIES, ZP_BY_MODE, ElementType
+
+__all__ = ["disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text",
+           "stage_names"]  # fmt: skip
+
+
+def table_matches_reference(t: Table) -> bool:
+    """Whether ``t``'s entries equal ``target.lookup_table`` for its pair
+    (``False`` for a pair without a reference table)."""
+    if (t.in_dtype, t.out_dtype) not in LOOKUP_TABLES:
+        return False
+    ref = struct.pack(f"<{TABLE_ENTRIES}H", *target.table_entries(t.in_dtype, t.out_dtype))
+    return bytes(t.entries) == ref and bool(t.paired) == LOOKUP_TABLES[(t.in_dtype, t.out_dtype)]
+
+
+def format_value(bits: int, t: ElementType) -> str:
+    """Decode the encoding ``bits`` of float type ``t`` (8 or 16 bits) and
+    format it: shortest round-trip decimal without a trailing ``.0``,
+    ``inf``/``-inf``, ``nan``/``-nan`` (sign bit)."""
+    import numpy as np  # disassembly only: the compile path never formats values
+
+    raw = np.array([bits], dtype=np.uint8 if t.bits <= 8 else np.uint16)
+    v = float(raw.view(t.np_dtype)[0])
+    if math.isnan(v):
+        return "-nan" if bits >> (max(8, t.bits) - 1) & 1 else "nan"
+    if math.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    r = repr(v)
+    return r[:-2] if r.endswith(".0") else r
+
+
+def table_cells(t: Table) -> list[str]:
+    """The 256 decoded cells of a table, by key: ``"(lo,hi)"`` for a paired
+    table, one value for a non-paired one."""
+    vals = t.values()
+    if t.paired:
+        return [f"({format_value(v & 0xFF, t.out_dtype)},{format_value(v >> 8, t.out_dtype)})" for v in vals]
+    return [format_value(v, t.out_dtype) for v in vals]
+
+
+def sequencer_text(p: Program) -> str:
+    """``[limit : stride, ...] : packet_size`` (hardware.md §3 notation)."""
+    return "[" + ", ".join(f"{n} : {s}" for n, s in zip(p.limits, p.strides)) + f"] : {p.packet_size}"
+
+
+def stage_names(stages: int) -> list[str]:
+    """Names of the stage bits set in ``stages`` (PROGRAMS word 24), in
+    pipeline order (hardware.md §2)."""
+    return [name for bit, name in STAGE_NAMES if stages & bit]
+
+
+def _zp_text(p: Program) -> str:
+    if not p.stages & STAGE_ZERO_POINT:
+        return "off"
+    r = ZP_BY_MODE.get(p.zp_mode)
+    return f"{p.zero_point0} ({r.source} -> {r.result})" if r else f"{p.zero_point0} (zp_mode {p.zp_mode})"
+
+
+def _cast_text(code: int | None) -> str:
+    if code is None:
+        return "none"
+    pair = CAST_BY_CODE.get(code)
+    return f"{code} ({pair[0]} -> {pair[1]})" if pair else str(code)
+
+
+def _resolve(sb: SeqBin | bytes) -> tuple[SeqBin, FileInfo]:
+    if isinstance(sb, SeqBin):
+        return read_info(write(sb))
+    return read_info(sb)
+
+
+_BARE_NAME = re.compile(r"[A-Za-z0-9_$.\-]+")
+
+
+def _name(s: str) -> str:
+    return s if _BARE_NAME.fullmatch(s) else json.dumps(s, ensure_ascii=False)
+
+
+def _loc(s: str) -> str:
+    return s if s and s.isprintable() and s == s.strip() else json.dumps(s, ensure_ascii=False)
+
+
+def _dims(d: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, d)) + "]"
+
+
+def disassemble(sb: SeqBin | bytes) -> str:
+    """Human-readable text of a ``seq.bin`` (format: module docstring).
+
+    Given bytes, the header lines describe that file (its version, size, CRC,
+    section layout); given a :class:`SeqBin`, they describe ``write(sb)``.
+    Raises :class:`SeqBinError` for an invalid file or content."""
+    sb, info = _resolve(sb)
+    out = [
+        f"seq.bin version {info.version_major}.{info.version_minor}, {info.file_size} bytes, crc32 0x{info.crc32:08x}",
+        f"sections: {len(info.sections)}",
+    ]
+    out += [f"section {s.kind_name}: offset {s.offset}, size {s.size}, count {s.count}" for s in info.sections]
+    out.append(f"tables: {len(sb.tables)}")
+    for i, t in enumerate(sb.tables):
+        out += _table_lines(i, t)
+    out.append(f"programs: {len(sb.programs)}")
+    for i, p in enumerate(sb.programs):
+        out += _program_lines(i, p, sb.manifest)
+    if sb.manifest is not None:
+        out += _manifest_lines(sb.manifest)
+    return "\n".join(out) + "\n"
+
+
+def _table_lines(i: int, t: Table) -> list[str]:
+    mark = "" if table_matches_reference(t) else " (entries differ from the reference conversion)"
+    out = [f"table {i}: {t.in_dtype} -> {t.out_dtype}, {'paired' if t.paired else 'non-paired'}{mark}"]
+    out.append(
+        "  layout: row = high nibble, column = low nibble, cell = (lo,hi)"
+        if t.paired
+        else "  layout: key = row * 16 + column"
+    )
+    cells = table_cells(t)
+    widths = [max(len(cells[16 * r + c]) for r in range(16)) for c in range(16)]
+    out.append("  col:  " + " ".join(f"{c:x}".rjust(widths[c]) for c in range(16)))
+    for r in range(16):
+        out.append(f"  row {r:x}: " + " ".join(cells[16 * r + c].rjust(widths[c]) for c in range(16)))
+    return out
+
+
+def _program_lines(i: int, p: Program, m: Manifest | None) -> list[str]:
+    name = "(unnamed)" if p.name is None else json.dumps(p.name, ensure_ascii=False)
+    stages = stage_names(p.stages)
+    out = [
+        f"program {i}: {name}",
+        f"  unit: {UNIT_NAMES[p.unit]}",
+        f"  in_dtype: {p.in_dtype}",
+        f"  out_dtype: {p.out_dtype}",
+        f"  base: 0x{p.base:x} ({p.base})",
+        f"  sequencer: {sequencer_text(p)}",
+        f"  fetch_size: {p.fetch_size}",
+        f"  words_per_packet: {p.words_per_packet}",
+        f"  stages: {', '.join(stages) if stages else 'none'}",
+        f"  table: {'none' if p.table is None else p.table}",
+        f"  type_conversion: {_cast_text(p.type_conversion)}",
+        f"  zero_point: {_zp_text(p)}",
+        f"  flit_count: {p.flit_count}",
+    ]
+    found = m.program(i) if m is not None else None
+    if found is not None:
+        k, kp = found
+        out += [
+            f"  kernel: {_name(k.name)}",
+            f"  tensor: {_tensor_ref(k, kp.tensor)}",
+            f"  stream: time {_dims(kp.time)} packet {_dims(kp.packet)}",
+            f"  loc: {_loc(kp.loc)}",
+        ]
+    return out
+
+
+def _tensor_ref(k: Kernel, i: int) -> str:
+    t = k.tensors[i]
+    return f"{_name(t.name)} ({'scratch' if t.arg is None else f'arg {t.arg}'})"
+
+
+def _manifest_lines(m: Manifest) -> list[str]:
+    out = [f"manifest: producer {json.dumps(m.producer, ensure_ascii=False)}", f"kernels: {len(m.kernels)}"]
+    for ki, k in enumerate(m.kernels):
+        out += [f"kernel {ki}: {_name(k.name)}", f"  tensors: {len(k.tensors)}"]
+        for ti, t in enumerate(k.tensors):
+            use = [u for u, on in (("read", t.read), ("committed", t.committed)) if on]
+            out += [
+                f"  tensor {ti}: {_tensor_ref(k, ti)}",
+                f"    dtype: {t.dtype}",
+                f"    shape: {_dims(t.shape)}",
+                f"    layout: strides {_dims(t.strides)}, offset {t.offset}",
+                f"    dm_base: 0x{t.dm_base:x} ({t.dm_base})",
+                f"    bytes: {t.bytes}",
+                f"    use: {', '.join(use) if use else 'none'}",
+            ]
+        out.append(f"  scalars: {len(k.scalars)}")
+        for si, s in enumerate(k.scalars):
+            out += [f"  scalar {si}: {_name(s.name)} (arg {s.arg})", f"    dtype: {s.dtype}"]
+        out.append(f"  programs: {', '.join(str(p.index) for p in k.programs) or 'none'}")
+    return out
+
+
+def to_json(sb: SeqBin | bytes) -> dict[str, Any]:
+    """A ``json.dumps``-able dict of a ``seq.bin`` for ``fetchc dis --json``;
+    keys in a fixed order (module docstring).  Header facts as in
+    :func:`disassemble`.  Raises :class:`SeqBinError` for an invalid file or
+    content."""
+    sb, info = _resolve(sb)
+    return {
+        "version": f"{info.version_major}.{info.version_minor}",
+        "file_size": info.file_size,
+        "crc32": info.crc32,
+        "sections": [
+            {"kind": s.kind_name, "offset": s.offset, "size": s.size, "count": s.count} for s in info.sections
+        ],
+        "tables": [
+            {
+                "index": i,
+                "in_dtype": t.in_dtype.name,
+                "out_dtype": t.out_dtype.name,
+                "paired": t.paired,
+                "matches_reference": table_matches_reference(t),
+                "entries": t.values(),
+            }
+            for i, t in enumerate(sb.tables)
+        ],
+        "programs": [_program_json(i, p) for i, p in enumerate(sb.programs)],
+        "manifest": None if sb.manifest is None else sb.manifest.to_dict(),
+    }
+
+
+def _program_json(i: int, p: Program) -> dict[str, Any]:
+    return {
+        "index": i,
+        "name": p.name,
+        "unit": UNIT_NAMES[p.unit],
+        "in_dtype": p.in_dtype.name,
+        "out_dtype": p.out_dtype.name,
+        "base": p.base,
+        "packet_size": p.packet_size,
+        "fetch_size": p.fetch_size,
+        "num_entries": p.num_entries,
+        "limits": list(p.limits),
+        "strides": list(p.strides),
+        "sequencer": sequencer_text(p),
+        "stages": stage_names(p.stages),
+        "table": p.table,
+        "type_conversion": p.type_conversion,
+        "zero_point0": p.zero_point0,
+        "num_zero_points": p.num_zero_points,
+        "zp_mode": p.zp_mode,
+        "flit_count": p.flit_count,
+        "words_per_packet": p.words_per_packet,
+    }

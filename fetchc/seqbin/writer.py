@@ -1,0 +1,169 @@
+"""``SeqBin -> bytes``: pack a :class:`~fetchc.seqbin.format.SeqBin` into the
+seqbin.md layout.
+
+The writer only packs and validates its input with the rules the reader
+applies (:mod:`fetchc.target.record` for every table and program,
+:meth:`Manifest.check_shape` / :meth:`Manifest.check` for the MANIFEST), so it
+never produces a file :func:`fetchc.seqbin.read` rejects; it does not read its
+output back.  Spec: seqbin.md "Layout".
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from fetchc.seqbin.format import (
+    HEADER_SIZE,
+    KIND_MANIFEST,
+    KIND_PROGRAMS,
+    KIND_STRINGS,
+    KIND_TABLES,
+    MAGIC,
+    NONE_U32,
+    ROW_SIZE,
+    SECTION_ALIGN,
+    VERSION_MAJOR,
+    VERSION_MINOR,
+    Program,
+    SeqBin,
+    SeqBinError,
+    Table,
+)
+from fetchc.seqbin.manifest import ManifestError
+from fetchc.target import MAX_ENTRIES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES
+from fetchc.target.record import WORDS, RecordError, check_program, check_table
+
+__all__ = ["write"]
+
+_W_HEADER = struct.Struct("<4sHHIIIIQ")
+_W_ROW = struct.Struct("<IIII")
+_W_TABLE_HEAD = struct.Struct("<BBBBHH")
+_W_PROGRAM = struct.Struct("<16I8i3Ii4I")  # words 0-15, 16-23 i32, 24-26, 27 i32, 28-31
+_REFUSING = "refusing to write an invalid seq.bin: "
+
+
+def write(sb: SeqBin) -> bytes:
+    """Encode ``sb`` as ``seq.bin`` bytes (seqbin.md "Layout").
+
+    Header, section table rows TABLES, PROGRAMS, STRINGS (and MANIFEST when
+    ``sb.manifest`` is set: version 1.1, else 1.0), then the sections in that
+    order, each at the next multiple of 8 bytes, zero gaps, no tail padding;
+    CRC-32 over the whole file with the crc field zero.  The output depends
+    only on ``sb``.
+
+    Raises :class:`SeqBinError`: a value that does not fit its field, a name
+    with a NUL or that is not valid Unicode (``program N: ...``), or content
+    the reader would reject (``refusing to write an invalid seq.bin:
+    program N: <the reader's message>``)."""
+    tables = b"".join(_pack_table(i, t) for i, t in enumerate(sb.tables))
+    pairs = [(t.in_dtype, t.out_dtype) for t in sb.tables]
+    strings = bytearray()
+    n_strings = 0
+    records = []
+    for i, p in enumerate(sb.programs):
+        off = NONE_U32
+        if p.name is not None:
+            off = len(strings)
+            strings += _name_bytes(i, p.name)
+            n_strings += 1
+        records.append(_pack_program(i, p, off))
+        _validate_program(i, p, pairs)
+    bodies = [
+        (KIND_TABLES, tables, len(sb.tables)),
+        (KIND_PROGRAMS, b"".join(records), len(sb.programs)),
+        (KIND_STRINGS, bytes(strings), n_strings),
+    ]
+    minor = 0
+    if sb.manifest is not None:
+        bodies.append((KIND_MANIFEST, _manifest_bytes(sb), 1))
+        minor = VERSION_MINOR
+    return _assemble(bodies, minor)
+
+
+def _assemble(bodies: list[tuple[int, bytes, int]], minor: int) -> bytes:
+    rows = []
+    layout = []
+    pos = HEADER_SIZE + ROW_SIZE * len(bodies)
+    for kind, body, count in bodies:
+        pos = -(-pos // SECTION_ALIGN) * SECTION_ALIGN
+        rows.append(_W_ROW.pack(kind, pos, len(body), count))
+        layout.append((pos, body))
+        pos += len(body)
+    file_size = pos
+    if file_size > 0xFFFFFFFF:
+        raise SeqBinError(f"the file would be {file_size} bytes, more than a u32 file_size can hold.")
+    out = bytearray(file_size)
+    out[HEADER_SIZE : HEADER_SIZE + ROW_SIZE * len(rows)] = b"".join(rows)
+    for off, body in layout:
+        out[off : off + len(body)] = body
+    out[0:HEADER_SIZE] = _W_HEADER.pack(MAGIC, VERSION_MAJOR, minor, 0, len(rows), file_size, 0, 0)
+    out[20:24] = struct.pack("<I", zlib.crc32(bytes(out)) & 0xFFFFFFFF)
+    return bytes(out)
+
+
+def _pack_table(i: int, t: Table) -> bytes:
+    if not isinstance(t.entries, (bytes, bytearray)) or len(t.entries) != TABLE_ENTRIES * TABLE_ENTRY_BYTES:
+        n = len(t.entries) if hasattr(t.entries, "__len__") else "?"
+        raise SeqBinError(f"table {i}: entries must be {TABLE_ENTRIES * TABLE_ENTRY_BYTES} bytes, got {n}.")
+    try:
+        check_table(t.in_dtype, t.out_dtype, t.paired)
+    except RecordError as e:
+        detail = f"table {i}: {e.message}."
+        raise SeqBinError(detail, field=e.field, text=_REFUSING + detail) from None
+    head = _W_TABLE_HEAD.pack(
+        TABLE_KEY_BYTES, int(t.paired), t.in_dtype.code, t.out_dtype.code, TABLE_ENTRY_BYTES, TABLE_ENTRIES
+    )
+    return head + bytes(t.entries)
+
+
+def _name_bytes(i: int, name: str) -> bytes:
+    if "\0" in name:
+        raise SeqBinError(f"name {name!r} contains a NUL character.", program=i, field="name")
+    try:
+        return name.encode("utf-8") + b"\0"
+    except UnicodeEncodeError as e:
+        raise SeqBinError(f"name {name!r} is not valid Unicode text ({e.reason}).", program=i, field="name") from None
+
+
+def _pack_program(i: int, p: Program, name_offset: int) -> bytes:
+    n = len(p.limits)
+    if len(p.strides) != n:
+        raise SeqBinError(
+            f"{n} limits but {len(p.strides)} strides; they must have the same length.", program=i, field="strides"
+        )
+    if not 1 <= n <= MAX_ENTRIES:
+        raise SeqBinError(f"{n} loop-nest entries; a program has 1 to {MAX_ENTRIES}.", program=i, field="num_entries")
+    pad = (0,) * (MAX_ENTRIES - n)
+    opt = lambda v: NONE_U32 if v is None else v  # noqa: E731
+    try:
+        return _W_PROGRAM.pack(
+            p.unit, name_offset, p.in_dtype.code, p.out_dtype.code, p.base, p.packet_size, p.fetch_size, n,
+            *p.limits, *pad,
+            *p.strides, *pad,
+            p.stages, opt(p.table), opt(p.type_conversion),
+            p.zero_point0,
+            p.num_zero_points, p.zp_mode, p.flit_count, p.words_per_packet,
+        )  # fmt: skip
+    except struct.error as e:
+        raise SeqBinError(f"a field does not fit its 32-bit word ({e}).", program=i) from None
+
+
+def _validate_program(i: int, p: Program, pairs: list) -> None:
+    try:
+        check_program(p, pairs, WORDS)
+    except RecordError as e:
+        detail = f"{e.message}."
+        raise SeqBinError(detail, program=i, field=e.field, text=f"{_REFUSING}program {i}: {detail}") from None
+
+
+def _manifest_bytes(sb: SeqBin) -> bytes:
+    m = sb.manifest
+    assert m is not None
+    try:
+        m.check_shape()
+        m.check(sb.programs)
+        return m.to_bytes()
+    except ManifestError as e:
+        detail = f"MANIFEST: {e}."
+        raise SeqBinError(detail, field="manifest", text=_REFUSING + detail) from None

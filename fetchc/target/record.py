@@ -1,0 +1,442 @@
+"""The rules of one PROGRAMS record: written once, called by the ``seq.bin``
+reader and writer, the ``fetch_seq.program`` verifier and the simulator.
+
+A Fetch Unit register block (seqbin.md PROGRAMS, hardware.md §5) is legal
+when its fields describe a configuration the hardware can run:
+
+* :func:`check_program` - every rule below, in this order: ``unit``;
+  ``in_dtype`` lives in DM; the loop nest (1 to 8 entries, sizes, i32
+  strides, ``base``); ``packet_size``; innermost contiguity; the read
+  (``fetch_size``) and ``words_per_packet``; the stage chain; ``flit_count``.
+* :func:`stage_chain` - ``in_dtype -> [table] -> [cast] -> [zero point] ->
+  out_dtype`` (hardware.md §2): each stage's field present exactly when its
+  ``stages`` bit is set, the table keyed by the chain's type and one of the
+  four tables, no table on the sub unit, the cast code and its input, the
+  cast output of one read within a flit (§2.2), the zero-point mode, count
+  and range (§2.3).  Returns the resolved :class:`Chain`.
+* :func:`check_table` - a TABLES record's pair and pairing (§2.1).
+
+Errors are :class:`RecordError` ``(field, message)``: ``field`` is the
+record field at fault (``"flit_count"``, ``"limits"``, ...), ``message`` one
+sentence without a final period.  How a message names fields is the
+caller's choice (:class:`Labels`): the ``seq.bin`` reader and writer name
+words (``WORDS``: ``flit_count (word 30) is 3; ...``), the IR verifier and
+the simulator name fields (``FIELDS``: ``flit_count is 3; ...``).
+
+Numpy-free; every fact comes from :mod:`fetchc.target.facts` and the
+contiguous run from :func:`fetchc.target.sequencer.contiguous_run`.
+Spec: hardware.md §2 (stages), §3 (sequencer: contiguity, read size), §5;
+seqbin.md PROGRAMS and TABLES.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fetchc.target.facts import (
+    ALL_STAGES,
+    BASE_LIMIT,
+    CAST_BY_CODE,
+    CAST_STAGE,
+    CONTEXTS,
+    FLIT_BYTES,
+    LOOKUP_TABLES,
+    MAX_ENTRIES,
+    MAX_ENTRY_SIZE,
+    READ_BYTES,
+    STRIDE_MAX,
+    STRIDE_MIN,
+    SUB_READ_BYTES,
+    TABLE_LOOKUP_STAGE,
+    ZERO_POINT,
+    ZERO_POINT_STAGE,
+    ElementType,
+    StageKind,
+    ZeroPointRule,
+    flit_count,
+    has_table_register,
+)
+from fetchc.target.sequencer import contiguous_run
+
+__all__ = [
+    "RecordError",
+    "Labels",
+    "WORDS",
+    "FIELDS",
+    "WORD_OF",
+    "Fields",
+    "Chain",
+    "check_program",
+    "check_entry_count",
+    "check_unit",
+    "check_in_dtype",
+    "check_table",
+    "stage_chain",
+    "read_elements",
+]
+
+
+class RecordError(Exception):
+    """A record field that breaks a hardware rule.  ``field``: the record
+    field's name (seqbin.md PROGRAMS / TABLES); ``message``: one sentence
+    without a final period, naming fields as the :class:`Labels` asked."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+WORD_OF: dict[str, int] = {
+    "unit": 0, "name": 1, "in_dtype": 2, "out_dtype": 3, "base": 4, "packet_size": 5, "fetch_size": 6,
+    "num_entries": 7, "limits": 8, "strides": 16, "stages": 24, "tables": 25, "type_conversion": 26,
+    "zero_point0": 27, "num_zero_points": 28, "zp_mode": 29, "flit_count": 30, "words_per_packet": 31,
+}  # fmt: skip
+"""PROGRAMS word of each field (``limits``/``strides``: of element 0)."""
+
+
+@dataclass(frozen=True)
+class Labels:
+    """How messages name fields.  ``words``: with their PROGRAMS word
+    (``flit_count (word 30)``, ``the table_lookup stage (stages bit 0)``,
+    ``0xFFFFFFFF`` for an absent value), else bare (``flit_count``, ``the
+    table_lookup stage``, ``none``)."""
+
+    words: bool
+
+    def field(self, name: str, k: int | None = None) -> str:
+        """``name`` or ``name[k]``, with ``(word N)`` when naming words."""
+        text = name if k is None else f"{name}[{k}]"
+        return f"{text} (word {WORD_OF[name] + (k or 0)})" if self.words else text
+
+    def stage(self, s: StageKind) -> str:
+        return f"the {s.name} stage (stages bit {s.bit.bit_length() - 1})" if self.words else f"the {s.name} stage"
+
+    @property
+    def none(self) -> str:
+        return "0xFFFFFFFF" if self.words else "none"
+
+
+WORDS = Labels(True)
+"""Labels of the ``seq.bin`` reader and writer."""
+FIELDS = Labels(False)
+"""Labels of the IR verifier and the simulator."""
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The fields of one PROGRAMS record the rules read (seqbin.md
+    PROGRAMS; ``fetchc.seqbin.Program`` adds the name).  ``base`` and
+    ``fetch_size`` in bytes; ``packet_size``, ``limits`` and ``strides`` in
+    elements of ``in_dtype`` (the used entries only, outermost first);
+    ``stages`` the word 24 bit set; ``table`` a TABLES index and
+    ``type_conversion`` a cast code, each ``None`` when absent."""
+
+    unit: int
+    in_dtype: ElementType
+    out_dtype: ElementType
+    base: int
+    packet_size: int
+    fetch_size: int
+    limits: tuple[int, ...]
+    strides: tuple[int, ...]
+    stages: int
+    table: int | None
+    type_conversion: int | None
+    zero_point0: int
+    num_zero_points: int
+    zp_mode: int
+    flit_count: int
+    words_per_packet: int
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A record's resolved stage chain (hardware.md §2): the table's
+    ``(input, output)`` pair, the cast's pair, the zero-point rule (each
+    ``None`` when that stage is off) and the type leaving the adapter."""
+
+    in_dtype: ElementType
+    table: tuple[ElementType, ElementType] | None
+    cast: tuple[ElementType, ElementType] | None
+    zero_point: ZeroPointRule | None
+    out_dtype: ElementType
+
+
+TablePairs = Sequence[tuple[ElementType, ElementType]]
+
+
+# --------------------------------------------------------------------------
+# The whole record
+# --------------------------------------------------------------------------
+
+
+def check_program(
+    p: Fields, tables: TablePairs | None, labels: Labels = FIELDS, *, table_ref: str | None = None
+) -> Chain:
+    """Check every rule of one PROGRAMS record (module docstring order) and
+    return its resolved :class:`Chain`.
+
+    ``tables``: the ``(input, output)`` pair of each TABLES record, indexed
+    by ``p.table`` (``None``: the file has no TABLES section).
+    ``table_ref``: how messages name the selected table (default its index).
+    Raises :class:`RecordError`."""
+    L = labels
+    check_unit(p.unit, L)
+    check_in_dtype(p.in_dtype, L)
+    _check_nest(p, L)
+    read = read_elements(p, L)
+    chain = stage_chain(p, tables, L, table_ref=table_ref, read_elems=read)
+    want = flit_count(p.packet_size, p.out_dtype)
+    if p.flit_count != want:
+        raise RecordError(
+            "flit_count",
+            f"{L.field('flit_count')} is {p.flit_count}; a packet of {p.packet_size} {p.out_dtype} elements "
+            f"occupies {want} flits",
+        )
+    return chain
+
+
+def check_unit(unit: int, labels: Labels = FIELDS) -> str:
+    """``unit`` is 0 (main) or 1 (sub); returns the context name."""
+    if unit not in range(len(CONTEXTS)):
+        raise RecordError("unit", f"{labels.field('unit')} is {unit}; it must be 0 (main) or 1 (sub)")
+    return CONTEXTS[unit]
+
+
+def check_in_dtype(t: ElementType, labels: Labels = FIELDS) -> None:
+    """``in_dtype`` must be a type that lives in DM (not ``i5``/``i9``)."""
+    if t.in_flight_only:
+        raise RecordError(
+            "in_dtype",
+            f"{labels.field('in_dtype')} is {t}, which never lives in memory (only the zero-point stage makes it)",
+        )
+
+
+def check_entry_count(n: int, labels: Labels = FIELDS) -> None:
+    """A record uses 1 to 8 loop-nest entries (``num_entries``)."""
+    if not 1 <= n <= MAX_ENTRIES:
+        raise RecordError("num_entries", f"{labels.field('num_entries')} is {n}; it must be 1 to {MAX_ENTRIES}")
+
+
+def _check_nest(p: Fields, L: Labels) -> None:
+    """Loop nest, base, packet size and innermost contiguity (hardware.md §3)."""
+    limits, strides = p.limits, p.strides
+    check_entry_count(len(limits), L)
+    if len(strides) != len(limits):
+        raise RecordError(
+            "strides", f"{len(limits)} limits but {len(strides)} strides; they must have the same length"
+        )
+    for k, n in enumerate(limits):
+        if not 1 <= n <= MAX_ENTRY_SIZE:
+            raise RecordError("limits", f"{L.field('limits', k)} is {n}; a used entry is 1 to {MAX_ENTRY_SIZE}")
+    for k, s in enumerate(strides):
+        if not STRIDE_MIN <= s <= STRIDE_MAX:
+            raise RecordError(
+                "strides", f"{L.field('strides', k)} is {s}, which does not fit the 32-bit signed stride field"
+            )
+    if not 0 <= p.base < BASE_LIMIT:
+        raise RecordError("base", f"{L.field('base')} is {p.base}, not a DM byte address below 2^32")
+    packet = p.packet_size
+    if packet < 1:
+        raise RecordError("packet_size", f"{L.field('packet_size')} is {packet}; it must be at least 1")
+    inner_n, inner_s = limits[-1], strides[-1]
+    if packet != 1 and inner_s not in (0, 1):
+        raise RecordError(
+            "strides",
+            f"the innermost entry [{inner_n} : {inner_s}] cannot hold packets of {packet} elements "
+            f"(it needs stride 0 or 1, or a one-element packet; hardware.md §3)",
+        )
+
+
+def read_elements(p: Fields, labels: Labels = FIELDS) -> int:
+    """Elements per hardware read (``fetch_size`` in elements of
+    ``in_dtype``) after checking the read rules of hardware.md §3: a legal
+    byte size, exactly 8 bytes on the sub unit, whole elements,
+    ``words_per_packet`` reads make one packet, and the read divides
+    ``max_access_size = gcd(packet_size, contiguous_run)`` (so each read
+    stays inside one contiguous run).  Needs a checked loop nest."""
+    L = labels
+    fetch, t, packet = p.fetch_size, p.in_dtype, p.packet_size
+    if fetch not in READ_BYTES:
+        raise RecordError(
+            "fetch_size", f"{L.field('fetch_size')} is {fetch}; it must be one of {', '.join(map(str, READ_BYTES))}"
+        )
+    if p.unit == 1 and fetch != SUB_READ_BYTES:
+        raise RecordError(
+            "fetch_size", f"{L.field('fetch_size')} is {fetch}; the sub unit reads exactly {SUB_READ_BYTES} bytes"
+        )
+    if (fetch * 8) % t.bits:
+        raise RecordError("fetch_size", f"{L.field('fetch_size')} {fetch} bytes is not a whole number of {t} elements")
+    elems = fetch * 8 // t.bits
+    wpp = p.words_per_packet
+    if wpp * elems != packet:
+        raise RecordError(
+            "words_per_packet",
+            f"{L.field('words_per_packet')} is {wpp}, but {wpp} reads of {elems} {t} elements "
+            f"(fetch_size {fetch}) are {wpp * elems} elements, not packet_size {packet}",
+        )
+    max_access = math.gcd(packet, contiguous_run(list(zip(p.limits, p.strides))))
+    if max_access % elems:
+        raise RecordError(
+            "fetch_size",
+            f"{L.field('fetch_size')} {fetch} bytes reads {elems} elements, which does not divide the "
+            f"largest contiguous access of {max_access} elements (hardware.md §3)",
+        )
+    return elems
+
+
+# --------------------------------------------------------------------------
+# The stage chain
+# --------------------------------------------------------------------------
+
+
+def stage_chain(
+    p: Fields,
+    tables: TablePairs | None,
+    labels: Labels = FIELDS,
+    *,
+    table_ref: str | None = None,
+    read_elems: int | None = None,
+    zero_point_range: bool = True,
+) -> Chain:
+    """Resolve ``in_dtype -> [table] -> [cast] -> [zero point] -> out_dtype``
+    (hardware.md §2) and return it.
+
+    ``tables`` and ``table_ref`` as for :func:`check_program`.
+    ``read_elems``: elements per read, to check the cast output of one read
+    fits a flit (§2.2); ``None`` skips that check.  ``zero_point_range=False``
+    accepts a ``zero_point0`` outside the source range (the simulator runs
+    such a record and reports the residuals that overflow).  Raises
+    :class:`RecordError`."""
+    L = labels
+    check_unit(p.unit, L)
+    check_in_dtype(p.in_dtype, L)
+    if p.stages & ~ALL_STAGES:
+        raise RecordError("stages", f"{L.field('stages')} is 0x{p.stages:x}; only bits 0-2 are defined")
+    table = _table_stage(p, tables, L, table_ref)
+    t = p.in_dtype if table is None else table[1]
+    cast = _cast_stage(p, t, L, read_elems)
+    t = t if cast is None else cast[1]
+    rule = _zero_point_stage(p, t, L, zero_point_range)
+    t = t if rule is None else rule.result
+    if t != p.out_dtype:
+        raise RecordError(
+            "out_dtype", f"{L.field('out_dtype')} is {p.out_dtype} but the stages turn in_dtype {p.in_dtype} into {t}"
+        )
+    return Chain(p.in_dtype, table, cast, rule, t)
+
+
+def _stage_on(p: Fields, stage: StageKind, field: str, value: int | None, ref: str, L: Labels) -> bool:
+    """Whether ``stage``'s bit is set; its ``field`` must be present exactly
+    then (``ref``: how the message names a present value)."""
+    on = bool(p.stages & stage.bit)
+    if on and value is None:
+        raise RecordError(field, f"{L.stage(stage)} is on but {L.field(field)} is {L.none}")
+    if not on and value is not None:
+        raise RecordError(field, f"{L.field(field)} is {ref} but {L.stage(stage)} is off; it must be {L.none}")
+    return on
+
+
+def _table_stage(
+    p: Fields, tables: TablePairs | None, L: Labels, table_ref: str | None
+) -> tuple[ElementType, ElementType] | None:
+    idx = p.table
+    ref = table_ref if table_ref is not None else str(idx)
+    tab = L.field("tables")
+    if not _stage_on(p, TABLE_LOOKUP_STAGE, "tables", idx, ref, L):
+        return None
+    assert idx is not None
+    if not has_table_register(check_unit(p.unit, L)):
+        raise RecordError(
+            "stages", f"{L.stage(TABLE_LOOKUP_STAGE)} is on in the sub unit, which has no table register"
+        )
+    if tables is None:
+        raise RecordError("tables", f"{tab} is {ref} but the file has no TABLES section")
+    if not 0 <= idx < len(tables):
+        raise RecordError("tables", f"{tab} is {ref}, out of range for {len(tables)} tables")
+    src, dst = tables[idx]
+    if src != p.in_dtype:
+        raise RecordError(
+            "tables", f"{tab} selects table {ref} ({src} -> {dst}) but in_dtype is {p.in_dtype}"
+        )
+    if (src, dst) not in LOOKUP_TABLES:
+        raise RecordError(
+            "tables", f"{tab} selects table {ref} ({src} -> {dst}), which is not a lookup table the hardware supports"
+        )
+    return src, dst
+
+
+def _cast_stage(
+    p: Fields, t: ElementType, L: Labels, read_elems: int | None
+) -> tuple[ElementType, ElementType] | None:
+    code = p.type_conversion
+    tc = L.field("type_conversion")
+    if not _stage_on(p, CAST_STAGE, "type_conversion", code, str(code), L):
+        return None
+    assert code is not None
+    if code not in CAST_BY_CODE:
+        raise RecordError("type_conversion", f"{tc} is {code}; cast codes are 0 to {max(CAST_BY_CODE)}")
+    src, dst = CAST_BY_CODE[code]
+    if src != t:
+        raise RecordError(
+            "type_conversion", f"{tc} is code {code} ({src} -> {dst}) but the value entering the cast is {t}"
+        )
+    if read_elems is not None and read_elems * dst.storage_bytes > FLIT_BYTES:
+        raise RecordError(
+            "fetch_size",
+            f"one read of {read_elems} elements casts to {read_elems * dst.storage_bytes} bytes of {dst}, "
+            f"more than one {FLIT_BYTES}-byte flit (hardware.md §2.2)",
+        )
+    return src, dst
+
+
+def _zero_point_stage(p: Fields, t: ElementType, L: Labels, check_range: bool) -> ZeroPointRule | None:
+    zp0, nzp, mode = p.zero_point0, p.num_zero_points, p.zp_mode
+    stage = L.stage(ZERO_POINT_STAGE)
+    if not p.stages & ZERO_POINT_STAGE.bit:
+        for name, value in (("num_zero_points", nzp), ("zp_mode", mode), ("zero_point0", zp0)):
+            if value != 0:
+                raise RecordError(name, f"{L.field(name)} is {value} but {stage} is off; it must be 0")
+        return None
+    rule = ZERO_POINT.get(t)
+    if rule is None:
+        names = " or ".join(str(s) for s in ZERO_POINT)
+        raise RecordError("stages", f"{stage} is on but its input is {t}, not {names}")
+    if nzp != 1:
+        raise RecordError(
+            "num_zero_points",
+            f"{L.field('num_zero_points')} is {nzp} but the {ZERO_POINT_STAGE.name} stage is on; it must be 1",
+        )
+    if mode != rule.mode:
+        raise RecordError(
+            "zp_mode",
+            f"{L.field('zp_mode')} is {mode} but a {rule.source} -> {rule.result} zero point is mode {rule.mode}",
+        )
+    if check_range and not rule.lo <= zp0 <= rule.hi:
+        raise RecordError(
+            "zero_point0", f"{L.field('zero_point0')} is {zp0}, outside [{rule.lo}, {rule.hi}] for {rule.source}"
+        )
+    return rule
+
+
+# --------------------------------------------------------------------------
+# TABLES records
+# --------------------------------------------------------------------------
+
+
+def check_table(src: ElementType, dst: ElementType, paired: bool | int) -> None:
+    """A TABLES record's pair is one of the four of hardware.md §2.1 and its
+    ``paired`` flag matches the pair.  Raises :class:`RecordError`."""
+    if (src, dst) not in LOOKUP_TABLES:
+        raise RecordError(
+            "out_dtype", f"{src} -> {dst} is not a lookup table the hardware supports (hardware.md §2.1)"
+        )
+    want = LOOKUP_TABLES[(src, dst)]
+    if bool(paired) != want:
+        raise RecordError(
+            "paired", f"paired is {int(paired)} but the {src} -> {dst} table is {'paired' if want else 'non-paired'}"
+        )
+

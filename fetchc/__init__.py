@@ -6,7 +6,7 @@
 live in :mod:`fetchc.passes`; hardware facts in :mod:`fetchc.target`.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__", "compile", "CompileResult"]
 

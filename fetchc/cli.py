@@ -44,6 +44,10 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)")
     p.add_argument("--print-op-generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument(
+        "--mlir-print-debuginfo", action="store_true",
+        help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --print-op-generic",
+    )
     p.add_argument("--version", action="version", version=f"fetchc {__version__}")
     return p
 
@@ -103,16 +107,16 @@ def main_compile(argv: list[str]) -> int:
         except DiagnosticError as e:
             diags = e.diagnostics
 
-        def after(p, m, _generic=args.print_op_generic):
+        def after(p, m, _generic=args.print_op_generic, _debuginfo=args.mlir_print_debuginfo):
             sys.stderr.write(f"// -----// IR Dump After {p.name} //----- //\n")
-            sys.stderr.write(print_module(m, _generic))
+            sys.stderr.write(print_module(m, _generic, _debuginfo))
 
         if module is not None:
             result = run_pipeline(module, ctx, passes, after if args.print_ir_after_all else None)
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
                 try:
-                    outputs.append(_emit(module, args.emit, args.print_op_generic))
+                    outputs.append(_emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo))
                 except DiagnosticError as e:
                     diags = e.diagnostics
         if args.verify_diagnostics:
@@ -136,12 +140,12 @@ def main_compile(argv: list[str]) -> int:
     return 0
 
 
-def _emit(module, emit: str, generic: bool) -> bytes:
+def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
     from fetchc.driver import print_module
     from fetchc.seqbin.emit import emit_seqbin
 
     if emit in ("mlir", "seq"):
-        return print_module(module, generic).encode()
+        return print_module(module, generic, debuginfo).encode()
     return emit_seqbin(module)[1]
 
 

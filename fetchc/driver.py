@@ -50,10 +50,12 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
         raise DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {text}")) from None
 
 
-def print_module(module: ModuleOp, generic: bool = False) -> str:
-    """The module as MLIR text (custom form, or generic with ``generic``)."""
+def print_module(module: ModuleOp, generic: bool = False, debuginfo: bool = False) -> str:
+    """The module as MLIR text (custom form, or generic with ``generic``),
+    with every op's location (``loc(...)``) when ``debuginfo``, as
+    ``mlir-opt --mlir-print-debuginfo`` writes them."""
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
+    Printer(stream=out, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
     out.write("\n")
     return out.getvalue()
 

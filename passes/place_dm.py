@@ -66,6 +66,8 @@ from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp
 from fetchc.frontend.diagnostics import PassError
+from fetchc.kernel import DM_BASE_ATTR, tensor_name
+from fetchc.kernel import spelled as _spelled
 from fetchc.target.layout import memref_byte_span
 
 __all__ = [
@@ -80,7 +82,6 @@ __all__ = [
     "tensor_name",
 ]
 
-DM_BASE_ATTR = "rngd.dm_base"
 """The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
 
 DEFAULT_DM_SIZE = 1 << 32
@@ -101,16 +102,6 @@ def place_after(free: int, lo: int, align: int = PLACE_ALIGN) -> int:
     lowest byte (``base + lo``, ``lo`` from :func:`memref_byte_span`, negative
     when its strides reach below the base) at or after ``free``."""
     return align_up(free + max(0, -lo), align)
-
-
-def tensor_name(arg: BlockArgument) -> str:
-    """The tensor name of a kernel argument (ir.md §2a): its SSA name
-    (``%w`` → ``w``), else ``arg<i>`` with ``i`` its argument index."""
-    return arg.name_hint or f"arg{arg.index}"
-
-
-def _spelled(arg: BlockArgument) -> str:
-    return f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
 
 
 def _hex(n: int) -> str:

@@ -17,18 +17,20 @@ its location.  Spec: seqbin.md, ir.md §2a, §4.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DictionaryAttr, Float32Type, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error, op_location
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error, op_location, op_path
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, tensor_name
+from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
-from fetchc.target.layout import memref_layout
+from fetchc.target.layout import memref_byte_span, memref_layout
 
 __all__ = [
     "UNLOWERED",
@@ -43,10 +45,6 @@ __all__ = [
 UNLOWERED = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert", "fetch.dequant")
 """Ops that must be gone before ``--emit=bin``."""
 
-DM_BASE_ATTR = "rngd.dm_base"
-"""The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
-
-ALLOW_UNPLACED = True  # TEMPORARY until fetch-place-dm lands: unplaced tensors get dm_base 0 in the MANIFEST
 
 
 def table_record(op: TableOp) -> Table:
@@ -126,8 +124,7 @@ def emit_seqbin(module: ModuleOp) -> tuple[SeqBin, bytes]:
     cannot describe (:func:`build_manifest`), else ``cannot serialise
     seq.bin: ...``."""
     sb, program_ops = _collect(module)
-    unplaced = 0 if ALLOW_UNPLACED else None  # TEMPORARY until fetch-place-dm lands
-    sb = SeqBin(sb.tables, sb.programs, build_manifest(program_ops, unplaced_dm_base=unplaced))
+    sb = SeqBin(sb.tables, sb.programs, build_manifest(program_ops))
     try:
         return sb, write(sb)
     except SeqBinError as e:
@@ -141,12 +138,9 @@ def emit_seqbin(module: ModuleOp) -> tuple[SeqBin, bytes]:
 # --------------------------------------------------------------------------
 
 
-def build_manifest(program_ops: list[ProgramOp], *, unplaced_dm_base: int | None = None) -> Manifest:
+def build_manifest(program_ops: list[ProgramOp]) -> Manifest:
     """The MANIFEST of the programs ``program_ops`` (PROGRAMS order): one
     kernel per ``func.func`` holding any of them, in file order (ir.md §2a).
-
-    ``unplaced_dm_base``: the ``dm_base`` of a memref argument without
-    ``rngd.dm_base``; ``None`` (the default) makes that an error.
 
     Raises :class:`DiagnosticError`: at a program not inside a ``func.func``
     or reading a memref that is not an argument of its function; at the
@@ -155,7 +149,7 @@ def build_manifest(program_ops: list[ProgramOp], *, unplaced_dm_base: int | None
     groups: dict[FuncOp, list[int]] = {}
     for i, op in enumerate(program_ops):
         groups.setdefault(_kernel_of(op), []).append(i)
-    kernels = [_kernel(f, [(i, program_ops[i]) for i in idx], unplaced_dm_base) for f, idx in groups.items()]
+    kernels = [_kernel(f, [(i, program_ops[i]) for i in idx]) for f, idx in groups.items()]
     return Manifest(tuple(kernels))
 
 
@@ -168,11 +162,7 @@ def _kernel_of(op: ProgramOp) -> FuncOp:
     return parent
 
 
-def _spelled(arg: BlockArgument) -> str:
-    return f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
-
-
-def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]], unplaced: int | None) -> Kernel:
+def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     args = f.body.block.args
     committed = {op.dest for op in f.walk() if isinstance(op, CommitOp)}
     read = {op.source for _, op in programs}
@@ -182,9 +172,9 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]], unplaced: int | No
     for arg in args:
         if isinstance(arg.type, MemRefType):
             tensor_of[arg] = len(tensors)
-            tensors.append(_tensor(f, arg, arg in read, arg in committed, unplaced))
+            tensors.append(_tensor(f, arg, arg in read, arg in committed))
         elif isinstance(arg.type, Float32Type):
-            scalars.append(Scalar(arg.index, arg.name_hint or f"arg{arg.index}", F32))
+            scalars.append(Scalar(arg.index, tensor_name(arg), F32))
     entries = []
     for index, op in programs:
         src = op.source
@@ -195,11 +185,11 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]], unplaced: int | No
             )  # fmt: skip
         st = op.out_type
         assert st.elem is not None  # the fetch_seq.program verifier
-        entries.append(KernelProgram(index, tensor_of[src], st.time, st.packet, st.elem, _loc(op, f)))
+        entries.append(KernelProgram(index, tensor_of[src], st.time, st.packet, st.elem, _loc(op)))
     return Kernel(f.sym_name.data, tuple(tensors), tuple(scalars), tuple(entries))
 
 
-def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool, unplaced: int | None) -> Tensor:
+def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tensor:
     mt = arg.type
     assert isinstance(mt, MemRefType)
     t = element_type(mt.element_type)
@@ -209,22 +199,18 @@ def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool, unplaced
         )
     try:
         strides, offset = memref_layout(mt)
+        lo, end = memref_byte_span(mt)
     except ValueError as e:
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {e}")) from None
-    shape = tuple(mt.get_shape())
     return Tensor(
-        arg=arg.index, name=arg.name_hint or f"arg{arg.index}", dtype=t, shape=shape, strides=tuple(strides),
-        offset=offset, dm_base=_dm_base(f, arg, unplaced), bytes=_span_bytes(shape, strides, offset, t.bits),
-        read=read, committed=committed,
+        arg=arg.index, name=tensor_name(arg), dtype=t, shape=tuple(mt.get_shape()), strides=tuple(strides),
+        offset=offset, dm_base=_dm_base(f, arg), bytes=end - lo, read=read, committed=committed,
     )  # fmt: skip
 
 
-def _dm_base(f: FuncOp, arg: BlockArgument, unplaced: int | None) -> int:
-    attrs = f.arg_attrs.data[arg.index] if f.arg_attrs is not None else None
-    value = attrs.data.get(DM_BASE_ATTR) if isinstance(attrs, DictionaryAttr) else None
+def _dm_base(f: FuncOp, arg: BlockArgument) -> int:
+    value = arg_attribute(f, arg, DM_BASE_ATTR)
     if value is None:
-        if unplaced is not None:
-            return unplaced
         raise DiagnosticError(
             op_error(f, f"argument {_spelled(arg)} has no {DM_BASE_ATTR}: run fetch-place-dm (first in the "
                      "default pipeline) or place it with {rngd.dm_base = N : i64}")
@@ -234,42 +220,9 @@ def _dm_base(f: FuncOp, arg: BlockArgument, unplaced: int | None) -> int:
     return value.value.data
 
 
-def _span_bytes(shape: tuple[int, ...], strides: list[int], offset: int, bits: int) -> int:
-    """Bytes from the lowest to the highest byte the layout reaches (4-bit
-    elements two per byte; ir.md §2a).  (The same span as the ``place``
-    branch's ``fetchc.target.layout.memref_byte_span``: switch to it once
-    that lands.)"""
-    if any(n == 0 for n in shape):
-        return 0
-    lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
-    hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
-    if bits == 4:
-        return hi // 2 - lo // 2 + 1
-    return (hi - lo + 1) * (bits // 8)
-
-
-def _loc(op: Operation, f: FuncOp) -> str:
+def _loc(op: Operation) -> str:
     """``file:line:col`` of the op, else its op path."""
     loc = op_location(op)
     if loc is not None:
         return f"{loc[0]}:{loc[1]}:{loc[2]}"
-    return _op_path(op, f)
-
-
-try:  # the frontend branch adds fetchc.frontend.diagnostics.op_path
-    from fetchc.frontend.diagnostics import op_path as _frontend_op_path  # type: ignore[attr-defined]
-except ImportError:  # TEMPORARY local fallback until it lands on main
-    _frontend_op_path = None
-
-
-def _op_path(op: Operation, f: FuncOp) -> str:
-    if _frontend_op_path is not None:
-        return _frontend_op_path(op)
-    steps = []
-    cur = op
-    while cur is not f and cur.parent_block() is not None:
-        block = cur.parent_block()
-        assert block is not None
-        steps.append(f"op {list(block.ops).index(cur)}")
-        cur = block.parent_op()  # type: ignore[assignment]
-    return ", ".join([f"func @{f.sym_name.data}", *reversed(steps)]) + f" '{op.name}'"
+    return op_path(op)

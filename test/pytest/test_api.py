@@ -103,8 +103,13 @@ def test_compile_every_example(path):
 
 def test_explicit_pipeline():
     default = fetchc.compile(DECODE)
-    same = fetchc.compile(DECODE, pipeline="fetch-legalize-convert,fetch-split-scaling,fetch-to-seq")
+    same = fetchc.compile(DECODE, pipeline="fetch-place-dm,fetch-legalize-convert,fetch-split-scaling,fetch-to-seq")
     assert same.seq_bin == default.seq_bin
+    # The MANIFEST records each tensor's placement: without fetch-place-dm
+    # there is none to record (ir.md §2a), a located error at the kernel.
+    with pytest.raises(DiagnosticError) as e:
+        fetchc.compile(DECODE, pipeline="fetch-legalize-convert,fetch-split-scaling,fetch-to-seq")
+    assert "has no rngd.dm_base: run fetch-place-dm" in e.value.diagnostics[0].message
     # A pipeline that stops short of fetch_seq cannot give a seq.bin.
     with pytest.raises(DiagnosticError) as e:
         fetchc.compile(DECODE, pipeline="fetch-legalize-convert")

@@ -219,7 +219,7 @@ def test_stdin_input(argv, tmp_path, monkeypatch):
     a, b = read(out.read_bytes()), read(ref.read_bytes())
     assert (a.tables, a.programs) == (b.tables, b.programs)
     ((ka, pa),), ((kb, pb),) = ([(k, p) for k in m.kernels for p in k.programs] for m in (a.manifest, b.manifest))
-    assert (ka.name, ka.tensors, ka.scalars) == (kb.name, kb.tensors, kb.scalars) and pa.loc == "<stdin>:2:3" and pb.loc.endswith("decode.mlir:2:3")
+    assert (ka.name, ka.tensors, ka.scalars) == (kb.name, kb.tensors, kb.scalars) and pa.loc == "<stdin>:2:8" and pb.loc.endswith("decode.mlir:2:8")
     assert (pa.index, pa.tensor, pa.time, pa.packet) == (pb.index, pb.tensor, pb.time, pb.packet)
 
 

@@ -6,7 +6,7 @@
 // RUN: %fetchc %s -p fetch-to-seq --emit=seq | FileCheck %s
 // RUN: %fetchc %s -p fetch-to-seq --emit=mlir | FileCheck %s
 // RUN: %fetchc %s -p fetch-to-seq --emit=seq | FileCheck %s --check-prefix=ONE
-// RUN: %fetchc %s -p fetch-to-seq -o %t.bin && %fetchc dis %t.bin | FileCheck %s --check-prefix=DIS
+// RUN: %fetchc %s -p fetch-place-dm,fetch-to-seq -o %t.bin && %fetchc dis %t.bin | FileCheck %s --check-prefix=DIS
 
 // Tables first, in order of first use: f8E5M2 -> bf16 (@first/1) before
 // f4E2M1FN -> f8E4M3FN (@first/2, @second/0).

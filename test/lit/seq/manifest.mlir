@@ -22,14 +22,14 @@
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: w (arg 0)
 // CHECK-NEXT:   stream: time [3, 5] packet [2]
-// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 49]]:3
+// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 49]]:8
 // CHECK:      program 1: "k/1"
 // CHECK:        base: 0x2010 (8208)
 // CHECK:        flit_count: 2
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: s (arg 1)
 // CHECK-NEXT:   stream: time [4] packet [16]
-// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 45]]:3
+// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 45]]:8
 // CHECK-NEXT: manifest: producer "fetchc {{[0-9.]+}}"
 // CHECK-NEXT: kernels: 1
 // CHECK-NEXT: kernel 0: k
@@ -88,7 +88,7 @@ func.func @k(%w: memref<3x10xf4E2M1FN> {rngd.dm_base = 4096 : i64}, %s: memref<4
 // JSON-NEXT:       "programs": [
 // JSON-NEXT:         {
 // JSON-NEXT:           "index": 0,
-// JSON-NEXT:           "loc": "{{.*}}manifest.mlir:{{[0-9]+}}:3",
+// JSON-NEXT:           "loc": "{{.*}}manifest.mlir:{{[0-9]+}}:8",
 // JSON-NEXT:           "out_dtype": "f8E4M3FN",
 // JSON-NEXT:           "packet": [
 // JSON-NEXT:             2

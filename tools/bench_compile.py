@@ -181,10 +181,11 @@ class Side:
 
 
 # ---------------------------------------------------------------- running
-def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600) -> tuple[float, int, int, str]:
-    """Run ``cmd``; return (wall seconds, exit code, peak RSS in KiB, the tail
-    of its stdout+stderr).  The RSS is ``os.wait4``'s for this child: the
-    largest of it and its waited-for descendants."""
+def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600) -> tuple[float, float, int, int, str]:
+    """Run ``cmd``; return (wall seconds, CPU seconds (user + system), exit
+    code, peak RSS in KiB, the tail of its stdout+stderr).  CPU and RSS are
+    ``os.wait4``'s for this child (with its waited-for descendants; RSS is
+    the largest process's)."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=cwd or RUN_CWD, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -195,7 +196,7 @@ def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600) -> tuple[
         killer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(max(0, out.seek(0, 2) - 4000))
-        return wall, p.returncode, ru.ru_maxrss, out.read().decode(errors="replace")
+        return wall, ru.ru_utime + ru.ru_stime, p.returncode, ru.ru_maxrss, out.read().decode(errors="replace")
 
 
 def fail_line(rc: int, text: str) -> str:
@@ -211,22 +212,27 @@ class Row:
     def __init__(self, name: str, group: str, size: int = 0, note: str = ""):
         self.name, self.group, self.size, self.note = name, group, size, note
         self.t: dict[str, list[float]] = {"cur": [], "base": []}
+        self.c: dict[str, list[float]] = {"cur": [], "base": []}
         self.rss = {"cur": 0, "base": 0}
         self.cmd: dict[str, str] = {}
         self.fail: dict[str, str] = {}
 
-    def add(self, side: str, cmd: list[str], wall: float, rc: int, rss: int, text: str, cwd: str | None = None) -> None:
+    def add(self, side: str, cmd: list[str], wall: float, cpu: float, rc: int, rss: int, text: str,
+            cwd: str | None = None) -> None:
         self.cmd[side] = (f"cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join(cmd)
         self.rss[side] = max(self.rss[side], rss)
         if rc:
             self.fail.setdefault(side, fail_line(rc, text))
         self.t[side].append(wall)
+        self.c[side].append(cpu)
 
-    def med(self, side: str) -> float | None:
-        return statistics.median(self.t[side]) if self.t[side] else None
+    def med(self, side: str, cpu: bool = False) -> float | None:
+        xs = (self.c if cpu else self.t)[side]
+        return statistics.median(xs) if xs else None
 
-    def ratio(self) -> float | None:
-        pairs = [c / b for c, b in zip(self.t["cur"], self.t["base"]) if b > 0]
+    def ratio(self, cpu: bool = False) -> float | None:
+        xs = self.c if cpu else self.t
+        pairs = [c / b for c, b in zip(xs["cur"], xs["base"]) if b > 0]
         return statistics.median(pairs) if pairs else None
 
 
@@ -235,7 +241,8 @@ def fmt_t(s: float | None) -> str:
 
 
 def inproc_main(files: list[str], iters: int) -> None:
-    """``--inproc FILE...``: print {file: median seconds of fetchc.compile} as JSON."""
+    """``--inproc FILE...``: print {file: [median wall, median CPU seconds]
+    of one fetchc.compile} as JSON."""
     import fetchc
 
     res = {}
@@ -243,12 +250,13 @@ def inproc_main(files: list[str], iters: int) -> None:
         text = Path(f).read_text()
         for _ in range(2):
             fetchc.compile(text, filename=f)
-        ts = []
+        ts, cs = [], []
         for _ in range(iters):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fetchc.compile(text, filename=f)
             ts.append(time.perf_counter() - t0)
-        res[f] = statistics.median(ts)
+            cs.append(time.process_time() - c0)
+        res[f] = [statistics.median(ts), statistics.median(cs)]
     print(json.dumps(res))
 
 
@@ -359,7 +367,7 @@ def main() -> int:
         for _ in range(runs):
             for s, key in zip(sides, keys):
                 cmd = [s.python, SELF, "--inproc", *inrows, "--iters", str(iters)]
-                _, rc, rss, text = run(cmd, None, a.timeout)
+                _, _, rc, rss, text = run(cmd, None, a.timeout)
                 try:
                     res = json.loads(text.strip().splitlines()[-1])
                 except (ValueError, IndexError):
@@ -367,7 +375,7 @@ def main() -> int:
                 for f, row in inrows.items():
                     one = [s.python, SELF, "--inproc", f, "--iters", str(iters)]
                     if f in res:
-                        row.add(key, one, res[f], 0, rss, "")
+                        row.add(key, one, *res[f], 0, rss, "")
                     else:
                         row.cmd[key] = shlex.join(one)
                         row.fail.setdefault(key, fail_line(rc or 1, text))
@@ -394,7 +402,7 @@ def main() -> int:
                 run(deep + ["--print-op-generic", str(path), "-o", str(generic)], None, a.timeout)
                 mcmd = [mo, "--allow-unregistered-dialect", str(generic), "-o", os.devnull]
                 r = Row(f"{Path(mo).name} {name}", f"mlir-opt {group}", size, "generic form")
-                if run(mcmd)[1] != 0:  # mlir-opt < 20 has no f4E2M1FN, f8E8M0FNU
+                if run(mcmd)[2] != 0:  # mlir-opt < 20 has no f4E2M1FN, f8E8M0FNU
                     ints = path.with_suffix(".generic-ints.mlir")
                     ints.write_text(generic.read_text().replace("f4E2M1FN", "i4").replace("f8E8M0FNU", "i8"))
                     mcmd[2], r.note = str(ints), "generic form, f4E2M1FN->i4, f8E8M0FNU->i8"
@@ -407,18 +415,26 @@ def main() -> int:
         paired(Row("lit -q test/lit", "lit"), lambda s: (
             ([s.tool("lit"), "-q", str(s.root / "test" / "lit")], str(s.root)) if s.root and s.tool("lit") else (None, None)))
 
-    print(f"\n{'#':>2}  {'workload':<44} {'current':>10} {'baseline':>10} {'ratio':>6} {'RSS cur':>8} {'RSS base':>8}")
+    print("\nmedian wall time per side, ratio = median of the rounds' current/baseline; the same for CPU "
+          "(user+system; steadier on a busy machine); peak RSS")
+    print(f"{'#':>2}  {'workload':<44} {'current':>10} {'baseline':>10} {'ratio':>6} "
+          f"{'CPU cur':>10} {'CPU base':>10} {'ratio':>6} {'RSS cur':>7} {'RSS base':>8}")
+
+    def fr(x: float | None) -> str:
+        return f"{x:.3f}" if x else "-"
+
     for i, r in enumerate(rows, 1):
-        ratio, rss = r.ratio(), [f"{r.rss[k] / 1024:.0f} MB" if r.rss[k] else "-" for k in keys]
-        print(f"{i:>2}  {r.name:<44} {fmt_t(r.med('cur')):>10} {fmt_t(r.med('base')):>10} "
-              f"{(f'{ratio:.3f}' if ratio else '-'):>6} {rss[0]:>8} {rss[1]:>8}" + ("  FAIL" if r.fail else ""))
+        rss = [f"{r.rss[k] / 1024:.0f} MB" if r.rss[k] else "-" for k in keys]
+        print(f"{i:>2}  {r.name:<44} {fmt_t(r.med('cur')):>10} {fmt_t(r.med('base')):>10} {fr(r.ratio()):>6} "
+              f"{fmt_t(r.med('cur', True)):>10} {fmt_t(r.med('base', True)):>10} {fr(r.ratio(True)):>6} "
+              f"{rss[0]:>7} {rss[1]:>8}" + ("  FAIL" if r.fail else ""))
     print("\nlinearity: time(largest) / time(next smaller); linear growth = the size ratio")
     for grp in sorted({r.group for r in rows if r.size}):
         rs = sorted((r for r in rows if r.group == grp), key=lambda r: r.size)[-2:]
         if len(rs) == 2:
             lo, hi = rs
-            parts = [f"{lab} {hi.med(k) / lo.med(k):.2f}" for k, lab in zip(keys, ("current", "baseline"))
-                     if hi.med(k) and lo.med(k)]
+            parts = [f"{lab} {hi.med(k) / lo.med(k):.2f} (CPU {hi.med(k, True) / lo.med(k, True):.2f})"
+                     for k, lab in zip(keys, ("current", "baseline")) if hi.med(k) and lo.med(k)]
             print(f"  {grp:<16} {hi.size}/{lo.size} (size ratio {hi.size / lo.size:.2f}): {', '.join(parts)}")
     print("\ncommands (row side: command)")
     for i, r in enumerate(rows, 1):

@@ -428,11 +428,13 @@ def main() -> int:
         print(f"{i:>2}  {r.name:<44} {fmt_t(r.med('cur')):>10} {fmt_t(r.med('base')):>10} {fr(r.ratio()):>6} "
               f"{fmt_t(r.med('cur', True)):>10} {fmt_t(r.med('base', True)):>10} {fr(r.ratio(True)):>6} "
               f"{rss[0]:>7} {rss[1]:>8}" + ("  FAIL" if r.fail else ""))
-    print("\nlinearity: time(largest) / time(next smaller); linear growth = the size ratio")
-    for grp in sorted({r.group for r in rows if r.size}):
-        rs = sorted((r for r in rows if r.group == grp), key=lambda r: r.size)[-2:]
+    pairs = [sorted((r for r in rows if r.group == g), key=lambda r: r.size)[-2:]
+             for g in dict.fromkeys(r.group for r in rows if r.size)]
+    if any(len(p) == 2 for p in pairs):
+        print("\nlinearity: time(largest) / time(next smaller); linear growth = the size ratio")
+    for rs in pairs:
         if len(rs) == 2:
-            lo, hi = rs
+            lo, hi, grp = rs[0], rs[1], rs[0].group
             parts = [f"{lab} {hi.med(k) / lo.med(k):.2f} (CPU {hi.med(k, True) / lo.med(k, True):.2f})"
                      for k, lab in zip(keys, ("current", "baseline")) if hi.med(k) and lo.med(k)]
             print(f"  {grp:<16} {hi.size}/{lo.size} (size ratio {hi.size / lo.size:.2f}): {', '.join(parts)}")

@@ -34,7 +34,7 @@ Workloads (``--only`` picks families; lit only with ``--lit``):
 
 Usage::
 
-    .venv/bin/python tools/bench_compile.py --quick          # smoke test, < 1 min
+    .venv/bin/python tools/bench_compile.py --quick          # smoke test: ~35 s CPU
     .venv/bin/python tools/bench_compile.py --baseline /work/baseline
     .venv/bin/python tools/bench_compile.py --baseline ../old/.venv/bin/fetchc \\
         --only chains nest --chains 1000 5000 --nest 1000 2000 --runs 3
@@ -166,7 +166,8 @@ class Side:
                  "print(' '.join(d + ' ' + v(d) for d in ('fetchc', 'xdsl', 'ml_dtypes', 'numpy')))")
         r = subprocess.run([self.python, "-c", probe], capture_output=True, text=True, cwd="/")
         if r.returncode:
-            sys.exit(f"bench_compile: {self.python} cannot import fetchc:\n{r.stderr}")
+            sys.exit(f"bench_compile: {self.python} cannot import fetchc (run this script with a python that "
+                     f"has fetchc installed, or pass --current / --baseline):\n{r.stderr}")
         root, self.versions = r.stdout.splitlines()[:2]
         self.root = Path(root) if (Path(root) / "test" / "lit").is_dir() else None
         git = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True) \

@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""Compile-speed benchmark for fetchc (issue 9), optionally against a baseline.
+
+Generates the workloads into a work directory, runs each with the current
+fetchc and (with ``--baseline``) the baseline, alternating current, baseline,
+current, baseline ... for ``--runs`` rounds, and prints a table: median
+time per side, ratio current/baseline (the median of the per-round ratios),
+peak RSS (the largest process, from ``os.wait4``), then the command line that
+reproduces each row.  No timing is asserted; the exit status is 0.
+
+Workloads (``--only`` picks families; lit only with ``--lit``):
+
+* ``chains``: one module of N fetch chains (``--chains``) rotating an NVFP4
+  decode (fetch + dequant + commit), an f8E5M2 -> bf16 convert + switch +
+  collect + commit, an int8 zp_sub -> switch -> collect -> contract_outer fed
+  by a sub-context weight fetch -> to_trf, and a tiled bf16 read + commit;
+  four chains (one of each) per ``func.func`` (``--chains-per-func``).  Every
+  fetched memref has an explicit, 64-byte-aligned, non-overlapping ``base`` /
+  ``scale_base`` (``--no-bases`` drops them: only for a fetchc that places
+  memrefs itself).
+* ``nest``: a one-fetch kernel plus a second function of D nested
+  ``scf.execute_region`` holding no fetch (``--nest``).
+* ``cold``: ``fetchc EXAMPLE -o x.bin`` as a fresh process (``--cold``).
+* ``inproc``: ``fetchc.compile(text)`` of each shipped example: the median of
+  ``--iters`` calls in one process (this script's ``--inproc`` mode).
+* ``tools``: the current environment's ``xdsl-opt`` (which knows fetchc's
+  dialects through its ``xdsl.universe`` entry point) parsing, verifying and
+  printing the same files (for nesting on a deep stack, as fetchc's CLI does:
+  plain xdsl-opt hits Python's recursion limit), and ``mlir-opt`` /
+  ``mlir-opt-NN`` (if on PATH) parsing and printing their generic form with
+  ``--allow-unregistered-dialect`` (element types older mlir-opt lacks become
+  same-width ints; the row says so).  Current side only.
+* ``lit``: ``lit -q test/lit`` of each side's checkout.
+
+Usage::
+
+    .venv/bin/python tools/bench_compile.py --quick          # smoke test: ~35 s CPU
+    .venv/bin/python tools/bench_compile.py --baseline /work/baseline
+    .venv/bin/python tools/bench_compile.py --baseline ../old/.venv/bin/fetchc \\
+        --only chains nest --chains 1000 5000 --nest 1000 2000 --runs 3
+
+A side (``--current``, default the interpreter running this script;
+``--baseline``) is a checkout with ``.venv``, a venv, its python, or a
+``fetchc`` script.  Files go to ``--workdir`` (default a new temporary
+directory) and are kept, so every printed command can be re-run.  Standard
+library only; any python with fetchc installed can run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SELF = str(Path(__file__).resolve())
+RUN_CWD = "/"  # commands never run in a checkout: its fetchc/ would shadow the installed one
+
+# ---------------------------------------------------------------- workloads
+_MAP = "map = affine_map<(a, p, e) -> (a, p * {n} + e)>"
+
+
+def _s(ctx: str, t0: int, t1: int, p: int, ty: str) -> str:
+    return f"!fetch.stream<{ctx}, [{t0}, {t1}], [{p}], {ty}>"
+
+
+_FP4, _F32 = _s("main", 64, 2, 64, "f4E2M1FN"), _s("main", 64, 2, 64, "f32")
+_F8, _BF = _s("main", 32, 8, 32, "f8E5M2"), _s("main", 32, 8, 32, "bf16")
+_WS, _I8 = _s("sub", 32, 8, 32, "i8"), _s("main", 16, 8, 32, "i8")
+_I9, _I32, _TB = _s("main", 16, 8, 32, "i9"), _s("main", 16, 8, 32, "i32"), _s("main", 64, 4, 32, "bf16")
+# (ops, arguments, body, bytes of each fetched memref); {i}: chain index, {B0}/{B1}: base properties.
+CHAIN_KINDS = [
+    (3, ["c{i}: memref<64x128xf4E2M1FN>", "s{i}: memref<64x8xf8E4M3FN>", "g{i}: f32", "o{i}: memref<64x128xf32>"],
+     "  %a{i} = fetch.fetch %c{i} {{{B0}" + _MAP.format(n=64) + "}} : memref<64x128xf4E2M1FN> -> " + _FP4 + "\n"
+     "  %w{i} = fetch.dequant %a{i}, %s{i}, %g{i} {{format = \"nvfp4\"{B1}}}\n"
+     "      : " + _FP4 + ", memref<64x8xf8E4M3FN>, f32 -> " + _F32 + "\n"
+     "  rngd.commit %w{i}, %o{i} : " + _F32 + ", memref<64x128xf32>\n", [64 * 128 // 2, 64 * 8]),
+    (5, ["x{i}: memref<32x256xf8E5M2>", "o{i}: memref<32x256xbf16>"],
+     "  %a{i} = fetch.fetch %x{i} {{{B0}" + _MAP.format(n=32) + "}} : memref<32x256xf8E5M2> -> " + _F8 + "\n"
+     "  %b{i} = fetch.convert %a{i} : " + _F8 + " -> " + _BF + "\n"
+     "  %sw{i} = rngd.switch %b{i} : " + _BF + " -> " + _BF + "\n"
+     "  %co{i} = rngd.collect %sw{i} : " + _BF + " -> " + _BF + "\n"
+     "  rngd.commit %co{i}, %o{i} : " + _BF + ", memref<32x256xbf16>\n", [32 * 256]),
+    (8, ["w{i}: memref<32x256xi8>", "x{i}: memref<16x256xi8>", "o{i}: memref<16x256xi32>"],
+     "  %ws{i} = fetch.fetch %w{i} {{{B0}" + _MAP.format(n=32) + "}} : memref<32x256xi8> -> " + _WS + "\n"
+     "  %wt{i} = rngd.to_trf %ws{i} : " + _WS + " -> !rngd.trf<i8>\n"
+     "  %xs{i} = fetch.fetch %x{i} {{{B1}" + _MAP.format(n=32) + "}} : memref<16x256xi8> -> " + _I8 + "\n"
+     "  %xz{i} = fetch.zp_sub %xs{i}, -3 : " + _I8 + " -> " + _I9 + "\n"
+     "  %sw{i} = rngd.switch %xz{i} : " + _I9 + " -> " + _I9 + "\n"
+     "  %co{i} = rngd.collect %sw{i} : " + _I9 + " -> " + _I9 + "\n"
+     "  %y{i} = rngd.contract_outer %co{i}, %wt{i} : " + _I9 + ", !rngd.trf<i8> -> " + _I32 + "\n"
+     "  rngd.commit %y{i}, %o{i} : " + _I32 + ", memref<16x256xi32>\n", [32 * 256, 16 * 256]),
+    (2, ["m{i}: memref<128x256xbf16>", "o{i}: memref<64x128xbf16>"],
+     "  %a{i} = fetch.fetch %m{i} {{{B0}map = affine_map<(r, p, e) -> (r + 64, p * 32 + e + 128)>}}\n"
+     "      : memref<128x256xbf16> -> " + _TB + "\n"
+     "  rngd.commit %a{i}, %o{i} : " + _TB + ", memref<64x128xbf16>\n", [128 * 256 * 2]),
+]
+
+
+def chains_module(n: int, per_func: int = 4, bases: bool = True) -> tuple[str, int]:
+    """MLIR text of ``n`` fetch chains, ``per_func`` per ``func.func``, and
+    its op count (module excluded).  Fetched memrefs are laid out upwards
+    from DM byte 0x10000, each at the next multiple of 64 bytes."""
+    nxt, funcs, ops = 0x10000, [], 0
+    for f in range(0, n, per_func):
+        args, body = [], []
+        for i in range(f, min(n, f + per_func)):
+            k_ops, k_args, k_body, sizes = CHAIN_KINDS[i % len(CHAIN_KINDS)]
+            addr = []
+            for size in sizes:
+                addr.append(nxt)
+                nxt = (nxt + size + 63) // 64 * 64
+            b0 = f"base = {addr[0]} : i64, " if bases else ""
+            b1 = "" if not bases else f", scale_base = {addr[1]} : i64" if "dequant" in k_body else f"base = {addr[-1]} : i64, "
+            args += ["%" + x.format(i=i) for x in k_args]
+            body.append(k_body.format(i=i, B0=b0, B1=b1))
+            ops += k_ops
+        funcs.append(f"func.func @k{f // per_func}({', '.join(args)}) {{\n{''.join(body)}  func.return\n}}\n")
+        ops += 2
+    return "".join(funcs), ops
+
+
+def nest_module(depth: int, bases: bool = True) -> tuple[str, int]:
+    """A one-fetch kernel (the tiled read) and ``depth`` nested
+    ``scf.execute_region`` in a second function; and the op count."""
+    _, k_args, k_body, _ = CHAIN_KINDS[3]
+    kernel = (f"func.func @kernel({', '.join('%' + x.format(i=0) for x in k_args)}) {{\n"
+              + k_body.format(i=0, B0="base = 65536 : i64, " if bases else "", B1="") + "  func.return\n}\n")
+    nest = "func.func @nest() {\n" + "scf.execute_region {\n" * depth + "scf.yield\n}\n" * depth + "func.return\n}\n"
+    return kernel + nest, 6 + 2 * depth
+
+
+# ------------------------------------------------------------------ sides
+class Side:
+    """One fetchc installation: its python, fetchc command, checkout, versions."""
+
+    def __init__(self, label: str, spec: str | None):
+        self.label = label
+        p = Path(spec).expanduser().absolute() if spec else Path(sys.executable).absolute()
+        if p.is_dir():
+            found = [c / "fetchc" for c in (p / ".venv" / "bin", p / "bin") if (c / "fetchc").exists()]
+            if not found:
+                sys.exit(f"bench_compile: no .venv/bin/fetchc or bin/fetchc under {p}")
+            p = found[0]
+        if p.name.startswith("python"):
+            self.python = str(p)
+            self.fetchc = [str(p.parent / "fetchc")] if (p.parent / "fetchc").exists() else [str(p), "-m", "fetchc.cli"]
+        else:  # a fetchc script: its sibling python, else its shebang's
+            self.fetchc = [str(p)]
+            py = p.parent / "python"
+            self.python = str(py) if py.exists() else p.read_bytes()[:300].split(b"\n")[0][2:].decode().split()[0]
+        self.bindir = Path(self.python).parent
+        probe = ("import importlib.metadata as m, os, fetchc\n"
+                 "print(os.path.dirname(os.path.dirname(os.path.abspath(fetchc.__file__))))\n"
+                 "def v(d):\n    try: return m.version(d)\n    except Exception: return '-'\n"
+                 "print(' '.join(d + ' ' + v(d) for d in ('fetchc', 'xdsl', 'ml_dtypes', 'numpy')))")
+        r = subprocess.run([self.python, "-c", probe], capture_output=True, text=True, cwd="/")
+        if r.returncode:
+            sys.exit(f"bench_compile: {self.python} cannot import fetchc (run this script with a python that "
+                     f"has fetchc installed, or pass --current / --baseline):\n{r.stderr}")
+        root, self.versions = r.stdout.splitlines()[:2]
+        self.root = Path(root) if (Path(root) / "test" / "lit").is_dir() else None
+        git = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True) \
+            if self.root and shutil.which("git") else None
+        self.commit = git.stdout.strip() if git and git.returncode == 0 else "-"
+
+    def tool(self, name: str) -> str | None:
+        return str(self.bindir / name) if (self.bindir / name).exists() else None
+
+    def describe(self) -> str:
+        return f"{self.label}: {shlex.join(self.fetchc)}  [checkout {self.root or '-'} @ {self.commit}; {self.versions}]"
+
+
+# ---------------------------------------------------------------- running
+def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600) -> tuple[float, float, int, int, str]:
+    """Run ``cmd``; return (wall seconds, CPU seconds (user + system), exit
+    code, peak RSS in KiB, the tail of its stdout+stderr).  CPU and RSS are
+    ``os.wait4``'s for this child (with its waited-for descendants; RSS is
+    the largest process's)."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=cwd or RUN_CWD, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        killer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(max(0, out.seek(0, 2) - 4000))
+        return wall, ru.ru_utime + ru.ru_stime, p.returncode, ru.ru_maxrss, out.read().decode(errors="replace")
+
+
+def fail_line(rc: int, text: str) -> str:
+    """The most telling line of a failed command's output."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errs = [ln for ln in lines if re.search(r"error:|Error\b", ln)] or lines
+    return f"exit {rc}: " + (errs[-1][:160] if errs else "")
+
+
+class Row:
+    """One table row: times, peak RSS, command and failure per side."""
+
+    def __init__(self, name: str, group: str, size: int = 0, note: str = ""):
+        self.name, self.group, self.size, self.note = name, group, size, note
+        self.t: dict[str, list[float]] = {"cur": [], "base": []}
+        self.c: dict[str, list[float]] = {"cur": [], "base": []}
+        self.rss = {"cur": 0, "base": 0}
+        self.cmd: dict[str, str] = {}
+        self.fail: dict[str, str] = {}
+
+    def add(self, side: str, cmd: list[str], wall: float, cpu: float, rc: int, rss: int, text: str,
+            cwd: str | None = None) -> None:
+        self.cmd[side] = (f"cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join(cmd)
+        self.rss[side] = max(self.rss[side], rss)
+        if rc:
+            self.fail.setdefault(side, fail_line(rc, text))
+        self.t[side].append(wall)
+        self.c[side].append(cpu)
+
+    def med(self, side: str, cpu: bool = False) -> float | None:
+        xs = (self.c if cpu else self.t)[side]
+        return statistics.median(xs) if xs else None
+
+    def ratio(self, cpu: bool = False) -> float | None:
+        xs = self.c if cpu else self.t
+        pairs = [c / b for c, b in zip(xs["cur"], xs["base"]) if b > 0]
+        return statistics.median(pairs) if pairs else None
+
+
+def fmt_t(s: float | None) -> str:
+    return "-" if s is None else f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def inproc_main(files: list[str], iters: int) -> None:
+    """``--inproc FILE...``: print {file: [median wall, median CPU seconds]
+    of one fetchc.compile} as JSON."""
+    import fetchc
+
+    res = {}
+    for f in files:
+        text = Path(f).read_text()
+        for _ in range(2):
+            fetchc.compile(text, filename=f)
+        ts, cs = [], []
+        for _ in range(iters):
+            t0, c0 = time.perf_counter(), time.process_time()
+            fetchc.compile(text, filename=f)
+            ts.append(time.perf_counter() - t0)
+            cs.append(time.process_time() - c0)
+        res[f] = [statistics.median(ts), statistics.median(cs)]
+    print(json.dumps(res))
+
+
+def xdsl_opt_deep(argv: list[str]) -> int:
+    """``--xdsl-opt-deep ARGS``: xdsl-opt on a 512 MiB-stack thread with a
+    high recursion limit (as fetchc's CLI runs), so deep nesting parses."""
+    from xdsl.tools.xdsl_opt import main as xdsl_opt_main
+
+    sys.setrecursionlimit(1_000_000)
+    threading.stack_size(512 << 20)
+    sys.argv, rc = ["xdsl-opt", *argv], [1]
+
+    def body() -> None:
+        try:
+            xdsl_opt_main()
+            rc[0] = 0
+        except SystemExit as e:
+            rc[0] = e.code if isinstance(e.code, int) else int(e.code is not None)
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    return rc[0]
+
+
+# ------------------------------------------------------------------- main
+def main() -> int:
+    if sys.argv[1:2] == ["--xdsl-opt-deep"]:
+        return xdsl_opt_deep(sys.argv[2:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--baseline", help="checkout with .venv, venv, python or fetchc script")
+    ap.add_argument("--current", help="the same for the current side (default: this python)")
+    ap.add_argument("--runs", type=int, help="rounds (default 5; 1 with --quick)")
+    ap.add_argument("--chains", type=int, nargs="*", help="chain counts (default 1000 5000 15000)")
+    ap.add_argument("--chains-per-func", type=int, default=4, help="chains per func.func (default 4)")
+    ap.add_argument("--nest", type=int, nargs="*", help="nesting depths (default 1000 2000 4000 7000)")
+    ap.add_argument("--no-bases", action="store_true", help="omit base/scale_base (needs automatic DM placement)")
+    ap.add_argument("--cold", nargs="*", help="examples for cold start (default int8_zero_point_contract.mlir)")
+    ap.add_argument("--examples", default=str(REPO / "examples"), help="directory of the examples")
+    ap.add_argument("--iters", type=int, help="fetchc.compile calls per example per round (default 30)")
+    ap.add_argument("--only", nargs="*", choices=["chains", "nest", "cold", "inproc", "tools", "lit"])
+    ap.add_argument("--lit", action="store_true", help="also time each checkout's lit suite (slow)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, one round: a smoke test")
+    ap.add_argument("--workdir", help="directory for the generated files (kept)")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per command (default 3600)")
+    ap.add_argument("--inproc", nargs="+", metavar="FILE", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.inproc:
+        inproc_main(a.inproc, a.iters or 30)
+        return 0
+
+    q = a.quick
+    runs, iters = a.runs or (1 if q else 5), a.iters or (5 if q else 30)
+    chains = a.chains if a.chains is not None else ([100, 200] if q else [1000, 5000, 15000])
+    nests = a.nest if a.nest is not None else ([100, 200] if q else [1000, 2000, 4000, 7000])
+    fams = set(a.only or ["chains", "nest", "cold", "inproc", "tools"]) | ({"lit"} if a.lit else set())
+    examples = sorted(Path(a.examples).absolute().glob("*.mlir"))[: 2 if q else None]
+    cold = [Path(a.examples).absolute() / c for c in (a.cold or ["int8_zero_point_contract.mlir"])]
+    sides = [Side("current", a.current)] + ([Side("baseline", a.baseline)] if a.baseline else [])
+    keys = ("cur", "base")
+    work = Path(a.workdir or tempfile.mkdtemp(prefix="bench_compile-")).absolute()
+    work.mkdir(parents=True, exist_ok=True)
+    global RUN_CWD
+    RUN_CWD = str(work)
+
+    def load() -> str:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+    print(f"# bench_compile {time.strftime('%Y-%m-%d %H:%M:%S')}  runs={runs}  cpus={os.cpu_count()}  "
+          f"load={load()}  python {sys.version.split()[0]}")
+    for s in sides:
+        print("# " + s.describe())
+    print(f"# workloads in {work}", flush=True)
+
+    gen = []  # (name, group, size, path)
+    for group, sizes, make in (("chains", chains, lambda n: chains_module(n, a.chains_per_func, not a.no_bases)),
+                               ("nest", nests, lambda d: nest_module(d, not a.no_bases))):
+        if group in fams or "tools" in fams:
+            for n in sizes:
+                text, ops = make(n)
+                path = work / f"{group}-{n}.mlir"
+                path.write_text(text)
+                gen.append((f"{group} {n} ({ops} ops, {len(text) // 1024} KB)", group, n, path))
+
+    if not q and cold:  # one untimed run per side writes any missing .pyc files
+        for s in sides:
+            run(s.fetchc + [str(cold[0]), "-o", str(work / f"warm-{s.label}.bin")])
+
+    rows: list[Row] = []
+
+    def paired(row: Row, cmd_for) -> None:  # cmd_for(side) -> (cmd, cwd)
+        for _ in range(runs):
+            for s, key in zip(sides, keys):
+                cmd, cwd = cmd_for(s)
+                if cmd:
+                    row.add(key, cmd, *run(cmd, cwd, a.timeout), cwd=cwd)
+        rows.append(row)
+        print(f"  {row.name}: {fmt_t(row.med('cur'))} / {fmt_t(row.med('base'))}", file=sys.stderr, flush=True)
+
+    def compile_cmd(path: Path):
+        return lambda s: (s.fetchc + [str(path), "-o", str(work / f"x-{s.label}.bin")], None)
+
+    if "cold" in fams:
+        for ex in cold:
+            paired(Row(f"cold {ex.name}", "cold"), compile_cmd(ex))
+    if "inproc" in fams and examples:
+        inrows = {str(ex): Row(f"compile() {ex.name}", "inproc") for ex in examples}
+        for _ in range(runs):
+            for s, key in zip(sides, keys):
+                cmd = [s.python, SELF, "--inproc", *inrows, "--iters", str(iters)]
+                _, _, rc, rss, text = run(cmd, None, a.timeout)
+                try:
+                    res = json.loads(text.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    res = {}
+                for f, row in inrows.items():
+                    one = [s.python, SELF, "--inproc", f, "--iters", str(iters)]
+                    if f in res:
+                        row.add(key, one, *res[f], 0, rss, "")
+                    else:
+                        row.cmd[key] = shlex.join(one)
+                        row.fail.setdefault(key, fail_line(rc or 1, text))
+        rows += inrows.values()
+    for name, group, size, path in gen:
+        if group in fams:
+            paired(Row(name, group, size), compile_cmd(path))
+
+    if "tools" in fams and gen:
+        xo = sides[0].tool("xdsl-opt")
+        mo = shutil.which("mlir-opt") or next(
+            (shutil.which(f"mlir-opt-{v}") for v in range(30, 13, -1) if shutil.which(f"mlir-opt-{v}")), None)
+        deep = [sides[0].python, SELF, "--xdsl-opt-deep"]
+        for name, group, size, path in gen:
+            if not xo or (q and size != max(g[2] for g in gen if g[1] == group)):  # --quick: largest only
+                continue
+            xcmd = (deep if group == "nest" else [xo]) + [str(path), "-o", os.devnull]
+            r = Row(f"xdsl-opt {name}", f"xdsl-opt {group}", size, "deep stack" if group == "nest" else "")
+            for _ in range(runs):
+                r.add("cur", xcmd, *run(xcmd, None, a.timeout))
+            rows.append(r)
+            if mo:
+                generic = path.with_suffix(".generic.mlir")
+                run(deep + ["--print-op-generic", str(path), "-o", str(generic)], None, a.timeout)
+                mcmd = [mo, "--allow-unregistered-dialect", str(generic), "-o", os.devnull]
+                r = Row(f"{Path(mo).name} {name}", f"mlir-opt {group}", size, "generic form")
+                if run(mcmd)[2] != 0:  # mlir-opt < 20 has no f4E2M1FN, f8E8M0FNU
+                    ints = path.with_suffix(".generic-ints.mlir")
+                    ints.write_text(generic.read_text().replace("f4E2M1FN", "i4").replace("f8E8M0FNU", "i8"))
+                    mcmd[2], r.note = str(ints), "generic form, f4E2M1FN->i4, f8E8M0FNU->i8"
+                for _ in range(runs):
+                    r.add("cur", mcmd, *run(mcmd, None, a.timeout))
+                rows.append(r)
+        print("# xdsl-opt: " + (xo or f"none next to {sides[0].python}") + "; mlir-opt: " + (mo or "not on PATH"))
+
+    if "lit" in fams:
+        paired(Row("lit -q test/lit", "lit"), lambda s: (
+            ([s.tool("lit"), "-q", str(s.root / "test" / "lit")], str(s.root)) if s.root and s.tool("lit") else (None, None)))
+
+    print("\nmedian wall time per side, ratio = median of the rounds' current/baseline; the same for CPU "
+          "(user+system; steadier on a busy machine); peak RSS")
+    print(f"{'#':>2}  {'workload':<44} {'current':>10} {'baseline':>10} {'ratio':>6} "
+          f"{'CPU cur':>10} {'CPU base':>10} {'ratio':>6} {'RSS cur':>7} {'RSS base':>8}")
+
+    def fr(x: float | None) -> str:
+        return f"{x:.3f}" if x else "-"
+
+    for i, r in enumerate(rows, 1):
+        rss = [f"{r.rss[k] / 1024:.0f} MB" if r.rss[k] else "-" for k in keys]
+        print(f"{i:>2}  {r.name:<44} {fmt_t(r.med('cur')):>10} {fmt_t(r.med('base')):>10} {fr(r.ratio()):>6} "
+              f"{fmt_t(r.med('cur', True)):>10} {fmt_t(r.med('base', True)):>10} {fr(r.ratio(True)):>6} "
+              f"{rss[0]:>7} {rss[1]:>8}" + ("  FAIL" if r.fail else ""))
+    pairs = [sorted((r for r in rows if r.group == g), key=lambda r: r.size)[-2:]
+             for g in dict.fromkeys(r.group for r in rows if r.size)]
+    if any(len(p) == 2 for p in pairs):
+        print("\nlinearity: time(largest) / time(next smaller); linear growth = the size ratio")
+    for rs in pairs:
+        if len(rs) == 2:
+            lo, hi, grp = rs[0], rs[1], rs[0].group
+            parts = [f"{lab} {hi.med(k) / lo.med(k):.2f} (CPU {hi.med(k, True) / lo.med(k, True):.2f})"
+                     for k, lab in zip(keys, ("current", "baseline")) if hi.med(k) and lo.med(k)]
+            print(f"  {grp:<16} {hi.size}/{lo.size} (size ratio {hi.size / lo.size:.2f}): {', '.join(parts)}")
+    print("\ncommands (row side: command)")
+    for i, r in enumerate(rows, 1):
+        for k, lab in zip(keys, ("current", "baseline")):
+            if k in r.cmd:
+                print(f"{i:>2} {lab}: {r.cmd[k]}" + (f"   [{r.note}]" if r.note else ""))
+            if k in r.fail:
+                print(f"{i:>2} {lab} FAILED: {r.fail[k]}")
+    print(f"\n# done {time.strftime('%H:%M:%S')}  load={load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -223,7 +223,13 @@ class FetchOp(IRDLOperation):
         the numbers when a limit is exceeded."""
         if infer_cast and cast_out is None:
             cast_out = FetchChain.of(self).cast_output()
-        found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+        key = (self.source.type, self.result.type, self.map, self.base, self.read_size, cast_out)
+        memo = self.__dict__.get("_sequencer_memo")
+        if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key)):
+            found = memo[1]
+        else:
+            found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+            self.__dict__["_sequencer_memo"] = (key, found)
         if isinstance(found, OpError):
             raise OpError(found.message, found.notes)
         return found

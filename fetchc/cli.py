@@ -15,7 +15,11 @@ output file is created or overwritten.
 
 from __future__ import annotations
 
-import argparse
+from fetchc import startup
+
+startup.install()  # before xDSL is imported: see fetchc/startup.py
+
+import argparse  # noqa: E402
 import json
 import sys
 

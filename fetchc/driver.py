@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from fetchc.frontend.context import all_passes
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
 from fetchc.frontend.verify import verify_module
+from fetchc.rewriting import ChangeTracker, FetchcPass, affected_ops
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-place-dm", "fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
 """ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
@@ -103,13 +104,19 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     for p in passes:
+        tracker = ChangeTracker() if isinstance(p, FetchcPass) else None
         try:
-            p.apply(ctx, module)
+            if tracker is not None:
+                p.apply_tracked(ctx, module, tracker.listener)
+            else:
+                p.apply(ctx, module)
         except RecursionError:
             return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
             return PipelineResult(module, [pass_diagnostic(p, err, module)])
-        diags = verify_module(module)
+        # fetchc's own passes report what they touched: re-verify that and the
+        # stream chains around it; any other pass gets a full verification.
+        diags = verify_module(module, None if tracker is None else affected_ops(tracker.changed))
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
+from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.frontend.diagnostics import PassError
 from fetchc.dialects.fetch import CastOp, ConvertOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import STAGE_OPS, stages_around
@@ -79,12 +79,12 @@ class LegalizeConvert(RewritePattern):
 
 
 @dataclass(frozen=True)
-class LegalizeConvertPass(ModulePass):
+class LegalizeConvertPass(FetchcPass):
     """``fetch-legalize-convert`` (ir.md §4).  Raises
     :class:`fetchc.diagnostics.PassError` at the first ``fetch.convert`` with
     no legal chain."""
 
     name = "fetch-legalize-convert"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LegalizeConvert(), apply_recursively=False).rewrite_module(op)
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        apply_pattern(LegalizeConvert(), op, listener)

@@ -60,13 +60,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass  # noqa: F401
+from xdsl.pattern_rewriter import PatternRewriterListener
 
 from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp
 from fetchc.frontend.diagnostics import PassError
 from fetchc.kernel import DM_BASE_ATTR, tensor_name
+from fetchc.rewriting import FetchcPass, walk
 from fetchc.kernel import spelled as _spelled
 from fetchc.target.layout import memref_byte_span
 
@@ -192,14 +194,17 @@ def _set_prop(op: Operation, name: str, value: Attribute) -> None:
         op.properties[name] = value
 
 
-def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, int] | None:
+def place_function(
+    func: FuncOp, dm_size: int = DEFAULT_DM_SIZE, listener: PatternRewriterListener | None = None
+) -> dict[int, int] | None:
     """Place the tensors of ``func`` if it is a kernel (ir.md §2a) and write
     the addresses into the IR: ``rngd.dm_base`` on every memref argument,
     ``base`` on every ``fetch.fetch``, ``scale_base`` on every
     ``fetch.dequant``.  Returns ``{argument index: base in bytes}``, or
     ``None`` (IR untouched) when ``func`` has no ``fetch.fetch``.  One walk
     over the function body.  Raises :class:`PassError` as the module
-    docstring lists."""
+    docstring lists.  ``listener`` is told of every op whose properties
+    change (and of ``func``)."""
     if not func.body.blocks:
         return None
     entry: Block = func.body.blocks.first  # type: ignore[assignment]
@@ -210,7 +215,7 @@ def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, in
     pending_args: list[int] = []
     foreign: tuple[Operation, SSAValue, str] | None = None
     has_fetch = False
-    for op in func.body.walk():
+    for op in walk(func):
         use = _memref_use(op)
         if use is None:
             continue
@@ -333,15 +338,19 @@ def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, in
             attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)
         new_attrs.append(DictionaryAttr(attrs))
     func.arg_attrs = ArrayAttr(new_attrs)
+    if listener is not None:
+        listener.handle_operation_modification(func)
     for t in tensors.values():
         for u in t.uses:
-            if u.prop is not None:
+            if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(t.base, i64):
                 _set_prop(u.op, u.prop, IntegerAttr(t.base, i64))
+                if listener is not None:
+                    listener.handle_operation_modification(u.op)
     return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
-class PlaceDmPass(ModulePass):
+class PlaceDmPass(FetchcPass):
     """``fetch-place-dm{dm-size=N}`` (ir.md §2a, §4): place every kernel's
     tensors in DM (see the module docstring).  ``dm_size``: bytes of DM,
     ``1 <= dm_size <= 2^32`` (``ValueError`` otherwise, reported as an
@@ -355,7 +364,7 @@ class PlaceDmPass(ModulePass):
         if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:
             raise ValueError(f"dm-size must be a number of bytes from 1 to 2^32 = {DEFAULT_DM_SIZE}, not {self.dm_size}")
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        funcs = [o for o in op.walk() if isinstance(o, FuncOp)]
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        funcs = [o for o in walk(op) if isinstance(o, FuncOp)]
         for f in funcs:
-            place_function(f, self.dm_size)
+            place_function(f, self.dm_size, listener)

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
+from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.frontend.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
 from fetchc.target.layout import linear_coefficients
@@ -153,12 +153,12 @@ class SplitScaling(RewritePattern):
 
 
 @dataclass(frozen=True)
-class SplitScalingPass(ModulePass):
+class SplitScalingPass(FetchcPass):
     """``fetch-split-scaling`` (ir.md §4).  Raises
     :class:`fetchc.diagnostics.PassError` at a ``fetch.dequant`` whose packets
     do not cover whole blocks along the input axis."""
 
     name = "fetch-split-scaling"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SplitScaling(), apply_recursively=False).rewrite_module(op)
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        apply_pattern(SplitScaling(), op, listener)

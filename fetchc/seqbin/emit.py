@@ -27,6 +27,7 @@ from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error, o
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
+from fetchc.rewriting import walk
 from fetchc.kernel import DM_BASE_ATTR, arg_attribute, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
@@ -86,7 +87,7 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     table_index: dict[Operation, int] = {}
     programs: list[Program] = []
     program_ops: list[ProgramOp] = []
-    for op in module.walk():
+    for op in walk(module):
         if op.name in UNLOWERED:
             raise DiagnosticError(
                 op_error(
@@ -164,7 +165,7 @@ def _kernel_of(op: ProgramOp) -> FuncOp:
 
 def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     args = f.body.block.args
-    committed = {op.dest for op in f.walk() if isinstance(op, CommitOp)}
+    committed = {op.dest for op in walk(f) if isinstance(op, CommitOp)}
     read = {op.source for _, op in programs}
     tensor_of: dict[BlockArgument, int] = {}
     tensors: list[Tensor] = []

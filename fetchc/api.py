@@ -75,7 +75,7 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
-    from fetchc.frontend.context import make_context
+    from fetchc.frontend.context import shared_context
     from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
     from fetchc.seqbin.emit import emit_seqbin
     from fetchc.frontend.parsing import parse_module
@@ -84,7 +84,7 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
         raise TypeError(
             f"fetchc.compile takes MLIR text (str) or a builtin.module (ModuleOp), not {type(module_or_text).__name__}"
         )
-    ctx = make_context()
+    ctx = shared_context()
     module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
     passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
     result = run_pipeline(module, ctx, passes)

@@ -69,7 +69,7 @@ def _read_input(path: str) -> bytes:
 
 
 def main_compile(argv: list[str]) -> int:
-    from fetchc.frontend.context import make_context
+    from fetchc.frontend.context import shared_context
     from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
     from fetchc.outputs import write_output
     from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
@@ -100,7 +100,7 @@ def main_compile(argv: list[str]) -> int:
     if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
         return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
 
-    ctx = make_context()
+    ctx = shared_context()
     outputs: list[bytes] = []
     failed = False
     for chunk, offset in chunks:

@@ -67,6 +67,20 @@ def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
 
+_shared: Context | None = None
+
+
+def shared_context() -> Context:
+    """One :func:`make_context` per process, for ``fetchc.compile`` and the
+    command line: like an ``MLIRContext``, it is shared by every compile, so
+    dialects load once and parsed type spellings are remembered across
+    kernels (:class:`~fetchc.frontend.xdsl_compat.MemoTypeParser`)."""
+    global _shared
+    if _shared is None:
+        _shared = make_context()
+    return _shared
+
+
 def make_context() -> Context:
     """A context with all xDSL dialects and fetchc's registered (lazily)."""
     ctx = Context()

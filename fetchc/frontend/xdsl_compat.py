@@ -193,12 +193,22 @@ class MemoTypeParser(Parser):
     """xDSL's parser, parsing each distinct ``!dialect.type<...>``,
     ``memref<...>`` or builtin scalar type spelling once per input: a kernel repeats the same stream
     and memref types thousands of times, and xDSL's type parser costs about a
-    third of the parse.  Attributes are immutable, so a parsed type is shared.
-    Upstream: a per-parser type cache keyed by spelling."""
+    third of the parse.  Attributes are immutable, so a parsed type is shared
+    (per :class:`~xdsl.context.Context`: a spelling means the same type in
+    the same context).  Upstream: a type cache keyed by spelling."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._type_memo: dict[str, Attribute] = {}
+    MEMO_LIMIT = 1 << 14
+    """Spellings remembered per context (the memo is dropped when full)."""
+
+    def __init__(self, ctx: Context, *args, **kwargs) -> None:
+        super().__init__(ctx, *args, **kwargs)
+        # Kept on the context: the same spelling parses to the same type in
+        # the same context, and a context shared across compiles (fetchc's
+        # shared_context) shares the parses.
+        memo = ctx.__dict__.get("_fetchc_type_memo")
+        if memo is None or len(memo) > self.MEMO_LIMIT:
+            memo = ctx.__dict__["_fetchc_type_memo"] = {}
+        self._type_memo: dict[str, Attribute] = memo
 
     def parse_optional_type(self):
         token = self._current_token

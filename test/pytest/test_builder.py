@@ -40,7 +40,6 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     bf16,
     f4E2M1FN,
-    f8E4M3FN,
     f8E5M2,
     f32,
     i8,

@@ -23,6 +23,7 @@ Spec: ir.md §1-3, hardware.md §2-3.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import ClassVar
 
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
@@ -156,8 +157,10 @@ class FetchOp(IRDLOperation):
 
     Properties: ``map`` (linear affine map from the stream's time then packet
     dims to the memref's indices; default identity when the ranks agree),
-    ``base`` (DM byte address of the memref's element 0, default 0),
-    ``read_size`` (optional, elements per hardware access).
+    ``base`` (DM byte address of the memref's element 0; the constructor's
+    default is 0, ``base=None`` leaves it out so that the memref's placement
+    decides, ir.md §2a), ``read_size`` (optional, elements per hardware
+    access).
     Verifies rules 6-8 of ir.md §3; rule 8 (sequencer limits) derives the
     configuration with :func:`fetchc.sequencer.derive` and reports its error.
     """
@@ -178,10 +181,10 @@ class FetchOp(IRDLOperation):
         source: SSAValue,
         result_type: StreamType,
         map: AffineMap | None = None,
-        base: int = 0,
+        base: int | None = 0,
         read_size: int | None = None,
     ):
-        props: dict[str, Attribute] = {"base": IntegerAttr(base, i64)}
+        props: dict[str, Attribute] = {} if base is None else {"base": IntegerAttr(base, i64)}
         if map is not None:
             props["map"] = AffineMapAttr(map)
         if read_size is not None:
@@ -586,6 +589,10 @@ class DequantOp(IRDLOperation):
 
     name = "fetch.dequant"
 
+    RESULT_ELEMENT: ClassVar[target.ElementType] = target.F32
+    """The element type of the decoded stream (ir.md §2: a decode to f32);
+    :meth:`result_type` gives the whole result type."""
+
     input = operand_def(StreamType)
     bscale = operand_def(MemRefType)
     gscale = opt_operand_def(builtin.Float32Type)
@@ -617,6 +624,12 @@ class DequantOp(IRDLOperation):
             properties=props,
         )
 
+    @classmethod
+    def result_type(cls, codes: StreamType) -> StreamType:
+        """The result type for a codes stream of type ``codes``: its context
+        and shapes, element :data:`RESULT_ELEMENT` (``f32``)."""
+        return codes.with_element(target.mlir_type(cls.RESULT_ELEMENT))
+
     def verify_(self) -> None:
         src = self.input.type
         dst = self.result.type
@@ -630,8 +643,8 @@ class DequantOp(IRDLOperation):
             spec = target.DEQUANT_FORMATS[fmt]
             if src.elem != target.F4E2M1FN:
                 raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
-            if dst.elem != target.F32:
-                raise OpError(f"produces f32, not {_tname(dst.element_type)}")
+            if dst.elem != self.RESULT_ELEMENT:
+                raise OpError(f"produces {self.RESULT_ELEMENT.name}, not {_tname(dst.element_type)}")
             if target.element_type(bs.element_type) != spec.scale:
                 raise OpError(
                     f"{fmt} block scales are {spec.scale.name}, but the scale memref holds {_tname(bs.element_type)}"

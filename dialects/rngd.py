@@ -279,13 +279,25 @@ class ContractOuterOp(IRDLOperation):
     def __init__(self, input: SSAValue, weights: SSAValue, result_type: Attribute):
         super().__init__(operands=[input, weights], result_types=[result_type])
 
+    @staticmethod
+    def accumulator_element(elem: target.ElementType | None) -> target.ElementType:
+        """The accumulator element type for an input stream of ``elem``:
+        ``f32`` for float inputs (and types the hardware lacks), ``i32`` for
+        integer ones, including ``i5``/``i9``."""
+        return target.F32 if (elem is None or elem.is_float) else target.I32
+
+    @classmethod
+    def result_type(cls, input: StreamType) -> StreamType:
+        """The accumulator stream type for an input stream of type ``input``:
+        same context and shapes, element :meth:`accumulator_element`."""
+        return input.with_element(target.mlir_type(cls.accumulator_element(input.elem)))
+
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
         assert isinstance(src, StreamType) and isinstance(dst, StreamType)
 
         def acc() -> None:
-            s = src.elem
-            want = target.F32 if (s is None or s.is_float) else target.I32
+            want = self.accumulator_element(src.elem)
             if dst.elem != want:
                 raise OpError(
                     f"accumulates {target.type_name(src.element_type)} into {want.name}, "

@@ -9,7 +9,8 @@ Example::
         print(p.name, p.limits, p.strides)
     print(result.mlir)          # residual IR: fetch_seq programs + rngd downstream ops
 
-or build the module in memory with the op constructors (``FetchOp``,
+or build the module in Python with :mod:`fetchc.builder` (stream types
+inferred, each op verified as it is built), or with the op constructors (``FetchOp``,
 ``TableLookupOp``, ``CastOp``, ``ZpSubOp``, ``ConvertOp``, ``DequantOp`` of
 :mod:`fetchc.dialects.fetch`, the ``rngd`` ops, ``func.FuncOp``) and pass
 the ``ModuleOp``: the embedding use case (see ``test/pytest/test_api.py``).

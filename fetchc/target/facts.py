@@ -84,6 +84,8 @@ __all__ = [
     "table_pairs_text",
     "flit_count",
     "flit_bits",
+    "read_bytes_ok",
+    "cast_fits_flit",
     "SWITCH_WORD_BYTES",
     "TABLE_LOOKUP",
     "CAST",
@@ -324,6 +326,20 @@ BASE_ALIGN = 8
 """``base`` must be a multiple of this many bytes."""
 BASE_LIMIT = 1 << 32
 """``base`` (and every address) must be below this."""
+
+
+def read_bytes_ok(elems: int, bits: int) -> bool:
+    """hardware.md §3: a read of ``elems`` elements of ``bits`` bits is a
+    whole 1, 2, 4, 8, 16 or 32 bytes."""
+    return (elems * bits) % 8 == 0 and (elems * bits) // 8 in READ_BYTES
+
+
+def cast_fits_flit(read_elems: int, cast_out: ElementType | None) -> bool:
+    """hardware.md §2.2: the cast output of one read fits one 32-byte flit
+    (``read_elems × out_bytes ≤ 32``); always true without a cast."""
+    return cast_out is None or read_elems * cast_out.storage_bytes <= FLIT_BYTES
+
+
 STRIDE_MIN = -(1 << 31)
 STRIDE_MAX = (1 << 31) - 1
 """Entry strides are stored as i32 (seqbin.md PROGRAMS words 16-23)."""

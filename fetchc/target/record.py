@@ -42,6 +42,7 @@ from fetchc.target.facts import (
     CAST_STAGE,
     CONTEXTS,
     FLIT_BYTES,
+    cast_fits_flit,
     LOOKUP_TABLES,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
@@ -384,7 +385,7 @@ def _cast_stage(
         raise RecordError(
             "type_conversion", f"{tc} is code {code} ({src} -> {dst}) but the value entering the cast is {t}"
         )
-    if read_elems is not None and read_elems * dst.storage_bytes > FLIT_BYTES:
+    if read_elems is not None and not cast_fits_flit(read_elems, dst):
         raise RecordError(
             "fetch_size",
             f"one read of {read_elems} elements casts to {read_elems * dst.storage_bytes} bytes of {dst}, "

@@ -254,17 +254,7 @@ def derive(
     _check_addresses(base, offset, dim_strides, sizes, elem)
     entries = _entries(sizes, dim_strides, elem, len(time_shape))
     packet_size = math.prod(packet_shape)
-    n_in, s_in = entries[-1]
-    # The innermost entry walks DM contiguously (stride 1) or broadcasts
-    # (stride 0), unless the packet is one element.  A packet may span several
-    # contiguous runs: the read size divides gcd(packet, run), so each
-    # hardware read stays inside one run (hardware.md §3, the furiosa-opt
-    # book's "Non-Contiguous Packets").
-    if packet_size != 1 and s_in not in (0, 1):
-        raise SequencerError(
-            f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
-            f"packet of {packet_size} elements needs innermost stride 0 or 1"
-        )
+    _check_innermost(entries, packet_size)
     run = contiguous_run(entries)
     max_access = math.gcd(packet_size, run)
     if context == "main":
@@ -284,6 +274,20 @@ def derive(
         contiguous_run=run,
         max_access_size=max_access,
     )
+
+
+def _check_innermost(entries: Sequence[tuple[int, int]], packet_size: int) -> None:
+    """The innermost entry walks DM contiguously (stride 1) or broadcasts
+    (stride 0), unless the packet is one element.  A packet may span several
+    contiguous runs: the read size divides gcd(packet, run), so each hardware
+    read stays inside one run (hardware.md §3, the furiosa-opt book's
+    "Non-Contiguous Packets")."""
+    n_in, s_in = entries[-1]
+    if packet_size != 1 and s_in not in (0, 1):
+        raise SequencerError(
+            f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
+            f"packet of {packet_size} elements needs innermost stride 0 or 1"
+        )
 
 
 def _check_arguments(

@@ -62,11 +62,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
+    PatternRewriterListener,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -78,6 +77,7 @@ from fetchc.dialects.fetch_chain import is_identity_cast
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.frontend.diagnostics import OpError, PassError
 from fetchc.passes.split_scaling import scale_fetch_ops, scale_ops
+from fetchc.rewriting import FetchcPass, apply_pattern
 
 __all__ = ["RouteSubConvert", "RouteSubDequant", "RouteSubDecodePass", "ROUTED_TARGETS"]
 
@@ -107,12 +107,6 @@ def _codes_fetch(v: SSAValue) -> tuple[FetchOp, list[Operation]] | None:
     return owner, between[::-1]
 
 
-def _strip_base(op: FetchOp) -> None:
-    """Drop the ``base`` that :class:`FetchOp`'s builder always sets: the
-    address is ``fetch-place-dm``'s to give."""
-    op.properties.pop("base", None)
-
-
 def _check(fetch: FetchOp, cast_out: target.ElementType | None, request: Operation, codes: FetchOp, what: str) -> None:
     """The routed ``fetch`` is a legal Fetch Unit program (hardware.md §3),
     else a :class:`PassError` at ``request``."""
@@ -139,18 +133,16 @@ def _route(
     scratch = ScratchOp(MemRefType(dtype, list(st.time) + list(st.packet)))
     scratch.result.name_hint = "scratch"
 
-    main = FetchOp(codes.source, StreamType("main", st.time, st.packet, st.element_type))
-    _strip_base(main)
+    main = FetchOp(codes.source, StreamType("main", st.time, st.packet, st.element_type), base=None)
     for name in ("base", "map"):
         if name in codes.properties:
             main.properties[name] = codes.properties[name]
     look = TableLookupOp(main.result, main.stream.with_element(dtype))
     commit = CommitOp(look.result, scratch.result)
-    staged = FetchOp(scratch.result, StreamType(st.ctx, st.time, st.packet, dtype))
+    staged = FetchOp(scratch.result, StreamType(st.ctx, st.time, st.packet, dtype), base=None)
 
     _check(main, None, request, codes, f"its main-context decode fetch of {codes.memref}")
     _check(staged, staged_cast, request, codes, f"the sub-context fetch of its scratch buffer ({scratch.memref})")
-    _strip_base(staged)
 
     main.result.name_hint = codes.result.name_hint
     main.location = staged.location = codes.location
@@ -221,7 +213,7 @@ class RouteSubDequant(RewritePattern):
 
 
 @dataclass(frozen=True)
-class RouteSubDecodePass(ModulePass):
+class RouteSubDecodePass(FetchcPass):
     """``fetch-route-sub-decode`` (module docstring; first in the default
     pipeline, before ``fetch-place-dm``).  Raises
     :class:`fetchc.frontend.diagnostics.PassError` at a request whose routed
@@ -230,7 +222,5 @@ class RouteSubDecodePass(ModulePass):
 
     name = "fetch-route-sub-decode"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([RouteSubConvert(), RouteSubDequant()]), apply_recursively=False
-        ).rewrite_module(op)
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        apply_pattern(GreedyRewritePatternApplier([RouteSubConvert(), RouteSubDequant()]), op, listener)

@@ -117,7 +117,7 @@ def scale_fetch_ops(op: DequantOp, codes: FetchOp, base: int | None) -> tuple[li
         amap, stype = scale_fetch_layout(codes, bs_type, fmt.block)
     except ValueError as e:
         raise PassError(op, str(e), [(codes, "the codes are fetched here")]) from None
-    sfetch = FetchOp(op.bscale, stype, map=amap, base=0 if base is None else base)
+    sfetch = FetchOp(op.bscale, stype, map=amap, base=base)
     sfetch.location = op.location
     # The scale fetch is a Fetch Unit program of its own: check its
     # sequencer limits here, so the error names the dequant and its
@@ -133,8 +133,6 @@ def scale_fetch_ops(op: DequantOp, codes: FetchOp, base: int | None) -> tuple[li
             f"{stype.spelled()}) breaks a sequencer limit: {e.message}",
             [(codes, "the codes are fetched here")],
         ) from None
-    if base is None:
-        del sfetch.properties["base"]
     ops: list[Operation] = [sfetch]
     scale: SSAValue = sfetch.result
     if fmt.scale == target.F8E4M3FN:

@@ -31,6 +31,10 @@ Two patterns, one per op it rewrites:
   ``(E2M1[code] × f32(bscale)) × gscale``, since every e2m1 value is exact
   in ``f8E4M3FN``.
 
+The SSA value of each scratch buffer is named after its MANIFEST tensor
+(``%scratch0``, ``%scratch1``, ... in program order:
+:func:`fetchc.kernel.scratch_names`).
+
 Op order (and so program order, names ``function/index``): the scratch
 buffer, the main decode fetch, its lookup and commit, and the staging fetch
 (then the scale fetch) take the place of the original fetch; the stages and
@@ -61,6 +65,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -77,6 +82,7 @@ from fetchc.dialects.fetch_chain import is_identity_cast
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.frontend.diagnostics import OpError, PassError
 from fetchc.passes.split_scaling import scale_fetch_ops, scale_ops
+from fetchc.kernel import scratch_names
 from fetchc.rewriting import FetchcPass, apply_pattern
 
 __all__ = ["RouteSubConvert", "RouteSubDequant", "RouteSubDecodePass", "ROUTED_TARGETS"]
@@ -131,7 +137,6 @@ def _route(
     st = codes.stream
     dtype = target.mlir_type(decoded)
     scratch = ScratchOp(MemRefType(dtype, list(st.time) + list(st.packet)))
-    scratch.result.name_hint = "scratch"
 
     main = FetchOp(codes.source, StreamType("main", st.time, st.packet, st.element_type), base=None)
     for name in ("base", "map"):
@@ -160,7 +165,16 @@ def _replace_codes(rewriter: PatternRewriter, codes: FetchOp, between: list[Oper
     rewriter.erase(codes)
 
 
-class RouteSubConvert(RewritePattern):
+class _RoutePattern(RewritePattern):
+    """A pattern that appends every ``rngd.scratch`` it creates to
+    ``created`` (the pass names them afterwards)."""
+
+    def __init__(self, created: list[ScratchOp] | None = None):
+        super().__init__()
+        self.created = created if created is not None else []
+
+
+class RouteSubConvert(_RoutePattern):
     """A ``fetch.convert`` from ``f4E2M1FN`` on ``sub`` to one of
     :data:`ROUTED_TARGETS` → main decode, commit to scratch, staging fetch on
     sub (+ the ``f8E4M3FN → f32`` cast for ``f32``).  Module docstring."""
@@ -178,6 +192,7 @@ class RouteSubConvert(RewritePattern):
         (kind, decoded), rest = chain[0], chain[1:]
         assert kind == target.TABLE_LOOKUP and all(k == target.CAST for k, _ in rest)
         new, staged = _route(op, codes, decoded, rest[-1][1] if rest else None)
+        self.created.append(new[0])  # type: ignore[arg-type]
 
         value: SSAValue = staged.result
         casts: list[Operation] = []
@@ -190,7 +205,7 @@ class RouteSubConvert(RewritePattern):
         _replace_codes(rewriter, codes, between, new)
 
 
-class RouteSubDequant(RewritePattern):
+class RouteSubDequant(_RoutePattern):
     """A ``fetch.dequant`` on ``sub`` → main decode to ``f8E4M3FN``, commit
     to scratch; on sub the staging fetch + cast to f32, the block-scale fetch
     (+ cast for nvfp4), ``rngd.block_scale``, ``rngd.tensor_scale`` (nvfp4).
@@ -204,6 +219,7 @@ class RouteSubDequant(RewritePattern):
         base = None if op.scale_base is None else op.scale_base.value.data
         sops, scale = scale_fetch_ops(op, codes, base)
         new, staged = _route(op, codes, target.F8E4M3FN, target.F32)
+        self.created.append(new[0])  # type: ignore[arg-type]
 
         cast = CastOp(staged.result, staged.stream.with_element(target.mlir_type(target.F32)))
         cast.location = op.location
@@ -223,4 +239,11 @@ class RouteSubDecodePass(FetchcPass):
     name = "fetch-route-sub-decode"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
-        apply_pattern(GreedyRewritePatternApplier([RouteSubConvert(), RouteSubDequant()]), op, listener)
+        created: list[ScratchOp] = []
+        apply_pattern(GreedyRewritePatternApplier([RouteSubConvert(created), RouteSubDequant(created)]), op, listener)
+        # Print each new scratch buffer under its MANIFEST name (scratch0, ...).
+        funcs = {f for s in created if isinstance(f := s.parent_op(), FuncOp)}
+        for f in funcs:
+            for sop, name in scratch_names(f).items():
+                if sop in created:
+                    sop.results[0].name_hint = name

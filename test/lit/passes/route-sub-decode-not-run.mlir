@@ -8,7 +8,7 @@
 
 // CHECK: route-sub-decode-not-run.mlir:[[# @LINE + 6]]:8: error: 'fetch.convert' op needs a table lookup for f4E2M1FN -> f8E4M3FN, but the stream is on the sub Fetch Unit, which has no table-lookup register; the automatic route (fetch-route-sub-decode, first in the default pipeline) decodes on the main context into a DM scratch buffer and stages it on the sub context: run it before fetch-legalize-convert, or write the route by hand (decode on main, rngd.commit to DM, then a convert-only StoTrf fetch on sub)
 // ROUTED-LABEL: fetch_seq.program %w {program_name = "to_f8/0", unit = #fetch_seq.unit<main>
-// ROUTED: fetch_seq.program %scratch {program_name = "to_f8/1", unit = #fetch_seq.unit<sub>
+// ROUTED: fetch_seq.program %scratch0 {program_name = "to_f8/1", unit = #fetch_seq.unit<sub>
 func.func @to_f8(%w: memref<64x16xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
   %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
   // expected-error @+1 {{'fetch.convert' op needs a table lookup for f4E2M1FN -> f8E4M3FN, but the stream is on the sub Fetch Unit, which has no table-lookup register; the automatic route (fetch-route-sub-decode, first in the default pipeline) decodes on the main context into a DM scratch buffer and stages it on the sub context: run it before fetch-legalize-convert, or write the route by hand (decode on main, rngd.commit to DM, then a convert-only StoTrf fetch on sub)}}

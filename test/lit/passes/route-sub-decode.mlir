@@ -12,11 +12,11 @@
 // RUN: %fetchc %s --split-input-file -p fetch-route-sub-decode --emit=mlir --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // CHECK-LABEL: func.func @to_f8e4m3(%codes: memref<256x512xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<256x16x32xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<256x16x32xf8E4M3FN>
 // CHECK-NEXT:    %c = fetch.fetch %codes {map = affine_map<(d0, d1, d2) -> (d0, ((d1 * 32) + d2))>} : memref<256x512xf4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %c : !fetch.stream<main, [256, 16], [32], f4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f8E4M3FN>
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch : !fetch.stream<main, [256, 16], [32], f8E4M3FN>, memref<256x16x32xf8E4M3FN>
-// CHECK-NEXT:    %d = fetch.fetch %scratch : memref<256x16x32xf8E4M3FN> -> !fetch.stream<sub, [256, 16], [32], f8E4M3FN>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0 : !fetch.stream<main, [256, 16], [32], f8E4M3FN>, memref<256x16x32xf8E4M3FN>
+// CHECK-NEXT:    %d = fetch.fetch %scratch0 : memref<256x16x32xf8E4M3FN> -> !fetch.stream<sub, [256, 16], [32], f8E4M3FN>
 // CHECK-NEXT:    %t = rngd.to_trf %d : !fetch.stream<sub, [256, 16], [32], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
 // CHECK-NEXT:    func.return %t : !rngd.trf<f8E4M3FN>
 // LOC-LABEL: func.func @to_f8e4m3
@@ -24,7 +24,7 @@
 // LOC-NEXT:    fetch.fetch %codes {{.*}} loc("{{.*}}route-sub-decode.mlir":[[# @LINE + 5]]:8)
 // LOC-NEXT:    fetch.table_lookup {{.*}} loc("{{.*}}route-sub-decode.mlir":[[# @LINE + 6]]:8)
 // LOC-NEXT:    rngd.commit {{.*}} loc("{{.*}}route-sub-decode.mlir":[[# @LINE + 5]]:8)
-// LOC-NEXT:    fetch.fetch %scratch {{.*}} loc("{{.*}}route-sub-decode.mlir":[[# @LINE + 2]]:8)
+// LOC-NEXT:    fetch.fetch %scratch0 {{.*}} loc("{{.*}}route-sub-decode.mlir":[[# @LINE + 2]]:8)
 func.func @to_f8e4m3(%codes: memref<256x512xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
   %c = fetch.fetch %codes {map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
       : memref<256x512xf4E2M1FN> -> !fetch.stream<sub, [256, 16], [32], f4E2M1FN>
@@ -38,11 +38,11 @@ func.func @to_f8e4m3(%codes: memref<256x512xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
 
 // To f8E5M2: the paired e5m2 table; the staging fetch has no stage.
 // CHECK-LABEL: func.func @to_f8e5m2(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<64x16xf8E5M2>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<64x16xf8E5M2>
 // CHECK-NEXT:    %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %s : !fetch.stream<main, [64], [16], f4E2M1FN> -> !fetch.stream<main, [64], [16], f8E5M2>
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch
-// CHECK-NEXT:    %d = fetch.fetch %scratch : memref<64x16xf8E5M2> -> !fetch.stream<sub, [64], [16], f8E5M2>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0
+// CHECK-NEXT:    %d = fetch.fetch %scratch0 : memref<64x16xf8E5M2> -> !fetch.stream<sub, [64], [16], f8E5M2>
 // CHECK-NEXT:    rngd.to_trf %d
 func.func @to_f8e5m2(%w: memref<64x16xf4E2M1FN>) -> !rngd.trf<f8E5M2> {
   %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
@@ -58,11 +58,11 @@ func.func @to_f8e5m2(%w: memref<64x16xf4E2M1FN>) -> !rngd.trf<f8E5M2> {
 // goes to the main fetch; its read_size (on sub, only the fixed 8 bytes) does
 // not: the main fetch derives its own.
 // CHECK-LABEL: func.func @to_f32(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<4x2x16xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<4x2x16xf8E4M3FN>
 // CHECK-NEXT:    %s = fetch.fetch %w {base = 4096 : i64, map = affine_map<(d0, d1, d2) -> (d0, ((d1 * 16) + d2))>} : memref<4x32xf4E2M1FN> -> !fetch.stream<main, [4, 2], [16], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %s : !fetch.stream<main, [4, 2], [16], f4E2M1FN> -> !fetch.stream<main, [4, 2], [16], f8E4M3FN>
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch : !fetch.stream<main, [4, 2], [16], f8E4M3FN>, memref<4x2x16xf8E4M3FN>
-// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch : memref<4x2x16xf8E4M3FN> -> !fetch.stream<sub, [4, 2], [16], f8E4M3FN>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0 : !fetch.stream<main, [4, 2], [16], f8E4M3FN>, memref<4x2x16xf8E4M3FN>
+// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch0 : memref<4x2x16xf8E4M3FN> -> !fetch.stream<sub, [4, 2], [16], f8E4M3FN>
 // CHECK-NEXT:    %d = fetch.cast %[[S]] : !fetch.stream<sub, [4, 2], [16], f8E4M3FN> -> !fetch.stream<sub, [4, 2], [16], f32>
 // CHECK-NEXT:    rngd.commit %d, %o : !fetch.stream<sub, [4, 2], [16], f32>, memref<4x32xf32>
 func.func @to_f32(%w: memref<4x32xf4E2M1FN>, %o: memref<4x32xf32>) {
@@ -78,11 +78,11 @@ func.func @to_f32(%w: memref<4x32xf4E2M1FN>, %o: memref<4x32xf32>) {
 // Identity casts between the fetch go with it; a cast written after the
 // convert stays, now on the staging stream.
 // CHECK-LABEL: func.func @stages_around(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<8x16xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<8x16xf8E4M3FN>
 // CHECK-NEXT:    %s = fetch.fetch %w : memref<8x16xf4E2M1FN> -> !fetch.stream<main, [8], [16], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %s
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch
-// CHECK-NEXT:    %d = fetch.fetch %scratch : memref<8x16xf8E4M3FN> -> !fetch.stream<sub, [8], [16], f8E4M3FN>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0
+// CHECK-NEXT:    %d = fetch.fetch %scratch0 : memref<8x16xf8E4M3FN> -> !fetch.stream<sub, [8], [16], f8E4M3FN>
 // CHECK-NEXT:    %f = fetch.cast %d : !fetch.stream<sub, [8], [16], f8E4M3FN> -> !fetch.stream<sub, [8], [16], f32>
 // CHECK-NEXT:    rngd.commit %f, %o
 // CHECK-NEXT:    func.return
@@ -100,16 +100,16 @@ func.func @stages_around(%w: memref<8x16xf4E2M1FN>, %o: memref<8x16xf32>) {
 // Two routed decodes: one scratch buffer each; each main decode comes right
 // before its staging fetch, in the place of the original fetch.
 // CHECK-LABEL: func.func @two(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<8x16xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<8x16xf8E4M3FN>
 // CHECK-NEXT:    %a = fetch.fetch %x : {{.*}} -> !fetch.stream<main, [8], [16], f4E2M1FN>
 // CHECK-NEXT:    fetch.table_lookup %a
-// CHECK-NEXT:    rngd.commit {{.*}}, %scratch
-// CHECK-NEXT:    %da = fetch.fetch %scratch : {{.*}} -> !fetch.stream<sub, [8], [16], f8E4M3FN>
-// CHECK-NEXT:    %scratch_1 = rngd.scratch : memref<8x16xf8E5M2>
+// CHECK-NEXT:    rngd.commit {{.*}}, %scratch0
+// CHECK-NEXT:    %da = fetch.fetch %scratch0 : {{.*}} -> !fetch.stream<sub, [8], [16], f8E4M3FN>
+// CHECK-NEXT:    %scratch1 = rngd.scratch : memref<8x16xf8E5M2>
 // CHECK-NEXT:    %b = fetch.fetch %y : {{.*}} -> !fetch.stream<main, [8], [16], f4E2M1FN>
 // CHECK-NEXT:    fetch.table_lookup %b
-// CHECK-NEXT:    rngd.commit {{.*}}, %scratch_1
-// CHECK-NEXT:    %db = fetch.fetch %scratch_1 : {{.*}} -> !fetch.stream<sub, [8], [16], f8E5M2>
+// CHECK-NEXT:    rngd.commit {{.*}}, %scratch1
+// CHECK-NEXT:    %db = fetch.fetch %scratch1 : {{.*}} -> !fetch.stream<sub, [8], [16], f8E5M2>
 // CHECK-NEXT:    rngd.to_trf %da
 // CHECK-NEXT:    rngd.to_trf %db
 func.func @two(%x: memref<8x16xf4E2M1FN>, %y: memref<8x16xf4E2M1FN>) -> (!rngd.trf<f8E4M3FN>, !rngd.trf<f8E5M2>) {
@@ -129,11 +129,11 @@ func.func @two(%x: memref<8x16xf4E2M1FN>, %y: memref<8x16xf4E2M1FN>) -> (!rngd.t
 // base) with its f8E4M3FN -> f32 cast, the f32 cast of the codes, then the
 // Vector Engine's block scale and tensor scale.
 // CHECK-LABEL: func.func @dequant_nvfp4(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<16x128xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<16x128xf8E4M3FN>
 // CHECK-NEXT:    %c = fetch.fetch %w : memref<16x128xf4E2M1FN> -> !fetch.stream<main, [16], [128], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %c : !fetch.stream<main, [16], [128], f4E2M1FN> -> !fetch.stream<main, [16], [128], f8E4M3FN>
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch : !fetch.stream<main, [16], [128], f8E4M3FN>, memref<16x128xf8E4M3FN>
-// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch : memref<16x128xf8E4M3FN> -> !fetch.stream<sub, [16], [128], f8E4M3FN>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0 : !fetch.stream<main, [16], [128], f8E4M3FN>, memref<16x128xf8E4M3FN>
+// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch0 : memref<16x128xf8E4M3FN> -> !fetch.stream<sub, [16], [128], f8E4M3FN>
 // CHECK-NEXT:    %[[B:.+]] = fetch.fetch %bs {base = 65536 : i64, map = affine_map<(d0, d1) -> (d0, d1)>} : memref<16x8xf8E4M3FN> -> !fetch.stream<sub, [16], [8], f8E4M3FN>
 // CHECK-NEXT:    %[[BF:.+]] = fetch.cast %[[B]] : !fetch.stream<sub, [16], [8], f8E4M3FN> -> !fetch.stream<sub, [16], [8], f32>
 // CHECK-NEXT:    %[[F:.+]] = fetch.cast %[[S]] : !fetch.stream<sub, [16], [128], f8E4M3FN> -> !fetch.stream<sub, [16], [128], f32>
@@ -154,11 +154,11 @@ func.func @dequant_nvfp4(%w: memref<16x128xf4E2M1FN>, %bs: memref<16x8xf8E4M3FN>
 // scale.  Without scale_base the scale fetch has no base: fetch-place-dm
 // places the scale memref.
 // CHECK-LABEL: func.func @dequant_mxfp4(
-// CHECK-NEXT:    %scratch = rngd.scratch : memref<4x256xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch : memref<4x256xf8E4M3FN>
 // CHECK-NEXT:    %c = fetch.fetch %w : memref<4x256xf4E2M1FN> -> !fetch.stream<main, [4], [256], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %c
-// CHECK-NEXT:    rngd.commit %[[L]], %scratch
-// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch : memref<4x256xf8E4M3FN> -> !fetch.stream<sub, [4], [256], f8E4M3FN>
+// CHECK-NEXT:    rngd.commit %[[L]], %scratch0
+// CHECK-NEXT:    %[[S:.+]] = fetch.fetch %scratch0 : memref<4x256xf8E4M3FN> -> !fetch.stream<sub, [4], [256], f8E4M3FN>
 // CHECK-NEXT:    %[[B:.+]] = fetch.fetch %e {map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x8xf8E8M0FNU> -> !fetch.stream<sub, [4], [8], f8E8M0FNU>
 // CHECK-NEXT:    %[[F:.+]] = fetch.cast %[[S]] : !fetch.stream<sub, [4], [256], f8E4M3FN> -> !fetch.stream<sub, [4], [256], f32>
 // CHECK-NEXT:    %[[X:.+]] = rngd.block_scale %[[F]], %[[B]] {block = 32 : i64} : !fetch.stream<sub, [4], [256], f32>, !fetch.stream<sub, [4], [8], f8E8M0FNU> -> !fetch.stream<sub, [4], [256], f32>
@@ -193,4 +193,26 @@ func.func @untouched(%w: memref<8x16xf4E2M1FN>, %a: memref<8x8xf8E4M3FN>, %x: me
   %dq = fetch.dequant %q, %bs, %g {format = "nvfp4"} : !fetch.stream<main, [16], [32], f4E2M1FN>, memref<16x2xf8E4M3FN>, f32 -> !fetch.stream<main, [16], [32], f32>
   rngd.commit %dq, %o3 : !fetch.stream<main, [16], [32], f32>, memref<16x32xf32>
   func.return
+}
+
+// -----
+
+// A scratch buffer is named after its MANIFEST tensor, skipping the names of
+// the kernel's arguments; a hand-written rngd.scratch keeps its own name but
+// counts in program order.
+// CHECK-LABEL: func.func @names(
+// CHECK-NEXT:    %b = rngd.scratch : memref<4x16xi8>
+// CHECK:         %scratch2 = rngd.scratch : memref<8x16xf8E4M3FN>
+// CHECK:         rngd.commit %{{.*}}, %scratch2
+// CHECK-NEXT:    fetch.fetch %scratch2
+func.func @names(%scratch1: memref<8x16xf4E2M1FN>, %a: memref<4x16xi8>) -> (!rngd.trf<i8>, !rngd.trf<f8E4M3FN>) {
+  %b = rngd.scratch : memref<4x16xi8>
+  %s = fetch.fetch %a : memref<4x16xi8> -> !fetch.stream<main, [4], [16], i8>
+  rngd.commit %s, %b : !fetch.stream<main, [4], [16], i8>, memref<4x16xi8>
+  %t = fetch.fetch %b : memref<4x16xi8> -> !fetch.stream<sub, [4], [16], i8>
+  %r = rngd.to_trf %t : !fetch.stream<sub, [4], [16], i8> -> !rngd.trf<i8>
+  %c = fetch.fetch %scratch1 : memref<8x16xf4E2M1FN> -> !fetch.stream<sub, [8], [16], f4E2M1FN>
+  %d = fetch.convert %c : !fetch.stream<sub, [8], [16], f4E2M1FN> -> !fetch.stream<sub, [8], [16], f8E4M3FN>
+  %q = rngd.to_trf %d : !fetch.stream<sub, [8], [16], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
+  func.return %r, %q : !rngd.trf<i8>, !rngd.trf<f8E4M3FN>
 }

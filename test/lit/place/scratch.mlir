@@ -10,12 +10,12 @@
 // at 0x350); the scratch buffers, after all three: 160 bytes at 0x380, then
 // 160 bytes at 0x440 (0x420 rounded up).
 // CHECK-LABEL: func.func @two_scratch(%w: memref<10x16xf4E2M1FN> {rngd.dm_base = 0 : i64}, %o: memref<10x16xf32> {rngd.dm_base = 128 : i64}, %v: memref<10x16xf4E2M1FN> {rngd.dm_base = 768 : i64}) -> !rngd.trf<f8E5M2> {
-// CHECK-NEXT:    %scratch = rngd.scratch {dm_base = 896 : i64} : memref<10x16xf8E4M3FN>
-// CHECK:         rngd.commit %{{.*}}, %scratch
-// CHECK-NEXT:    fetch.fetch %scratch {base = 896 : i64}
-// CHECK:         %scratch_1 = rngd.scratch {dm_base = 1088 : i64} : memref<10x16xf8E5M2>
-// CHECK:         rngd.commit %{{.*}}, %scratch_1
-// CHECK-NEXT:    fetch.fetch %scratch_1 {base = 1088 : i64}
+// CHECK-NEXT:    %scratch0 = rngd.scratch {dm_base = 896 : i64} : memref<10x16xf8E4M3FN>
+// CHECK:         rngd.commit %{{.*}}, %scratch0
+// CHECK-NEXT:    fetch.fetch %scratch0 {base = 896 : i64}
+// CHECK:         %scratch1 = rngd.scratch {dm_base = 1088 : i64} : memref<10x16xf8E5M2>
+// CHECK:         rngd.commit %{{.*}}, %scratch1
+// CHECK-NEXT:    fetch.fetch %scratch1 {base = 1088 : i64}
 func.func @two_scratch(%w: memref<10x16xf4E2M1FN>, %o: memref<10x16xf32>, %v: memref<10x16xf4E2M1FN>) -> !rngd.trf<f8E5M2> {
   %s = fetch.fetch %w : memref<10x16xf4E2M1FN> -> !fetch.stream<sub, [10], [16], f4E2M1FN>
   %d = fetch.convert %s : !fetch.stream<sub, [10], [16], f4E2M1FN> -> !fetch.stream<sub, [10], [16], f32>
@@ -32,7 +32,7 @@ func.func @two_scratch(%w: memref<10x16xf4E2M1FN>, %o: memref<10x16xf32>, %v: me
 // it, not into the gap below it.
 // CHECK-LABEL: func.func @after_explicit(
 // CHECK-SAME:    %w: memref<64x16xf4E2M1FN> {rngd.dm_base = 1048576 : i64}, %o: memref<64x16xf32> {rngd.dm_base = 0 : i64}
-// CHECK-NEXT:    %scratch = rngd.scratch {dm_base = 1049088 : i64} : memref<64x16xf8E4M3FN>
+// CHECK-NEXT:    %scratch0 = rngd.scratch {dm_base = 1049088 : i64} : memref<64x16xf8E4M3FN>
 func.func @after_explicit(%w: memref<64x16xf4E2M1FN> {rngd.dm_base = 1048576 : i64}, %o: memref<64x16xf32> {rngd.dm_base = 0 : i64}) {
   %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>
   %d = fetch.convert %s : !fetch.stream<sub, [64], [16], f4E2M1FN> -> !fetch.stream<sub, [64], [16], f32>

@@ -7,7 +7,7 @@ codes.  This pass rewrites each such request into the documented route:
 1. a **main**-context ``fetch.fetch`` of the same memref, with the same map,
    ``base`` (when given) and time/packet shape, and the paired
    ``fetch.table_lookup`` (``f4E2M1FN`` → the 8-bit float the route needs);
-2. ``rngd.commit`` of that stream to a DM scratch buffer ``%scratch =
+2. ``rngd.commit`` of that stream to a DM scratch buffer ``%scratch0 =
    rngd.scratch : memref<T0x...xP0x...xf8>``, row-major in the stream's time
    then packet shape (``fetch-place-dm`` places it after the arguments);
 3. a convert-only **sub**-context ``fetch.fetch`` of the buffer (the

@@ -379,11 +379,17 @@ class TableLookupOp(_StreamToStream):
 
         def main_only() -> None:
             if src.ctx == "sub":
+                auto = (
+                    "; or write fetch.convert instead, which fetchc routes this way automatically "
+                    "(fetch-route-sub-decode, in the default pipeline)"
+                    if src.elem == target.F4E2M1FN
+                    else ""
+                )
                 raise OpError(
                     "runs on the sub Fetch Unit, which has no table-lookup register (only the main "
                     "context's mode_indirect_table can point at a table); decode on the main context, "
                     "commit the decoded stream to DM with rngd.commit, then stage it with a plain "
-                    "convert-only StoTrf fetch on the sub context"
+                    "convert-only StoTrf fetch on the sub context" + auto
                 )
 
         run_checks([
@@ -585,7 +591,10 @@ class DequantOp(IRDLOperation):
     tensor scale (nvfp4 only).  Result: f32 stream of the same shape.
     ``scale_base`` (optional, bytes, default 0): DM address of the block-scale
     memref's element 0, used by the scale fetch that the split inserts.
-    ``fetch-split-scaling`` lowers it."""
+    ``fetch-split-scaling`` lowers it on the ``main`` context; on ``sub``
+    (no table register) ``fetch-route-sub-decode`` routes the decode through
+    a DM scratch buffer first, and ``fetch-split-scaling`` reports it when
+    that pass did not run."""
 
     name = "fetch.dequant"
 
@@ -661,13 +670,6 @@ class DequantOp(IRDLOperation):
                         f"{target.BASE_ALIGN} and below 2^32 (it is the base of the block-scale fetch)"
                     )
 
-        def main_only() -> None:
-            if src.ctx == "sub":
-                raise OpError(
-                    "decodes through a table, which the sub Fetch Unit does not have; decode on the main "
-                    "context, commit to DM, then stage with a convert-only StoTrf on the sub context"
-                )
-
         def order() -> None:
             prev = self.input.owner
             if isinstance(prev, Operation) and prev.name == "fetch.fetch":
@@ -696,7 +698,6 @@ class DequantOp(IRDLOperation):
         run_checks([
             lambda: check_stream_operands(self),
             formats,
-            main_only,
             order,
             scale_shape,
             lambda: check_linear_uses(self),

@@ -71,9 +71,9 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     """Compile MLIR text, or a ``builtin.module`` built in memory (which is
     modified in place), to ``seq.bin``.
 
-    ``pipeline`` overrides the default ``fetch-place-dm,
-    fetch-legalize-convert, fetch-split-scaling, fetch-to-seq`` (xdsl-opt
-    syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
+    ``pipeline`` overrides the default ``fetch-route-sub-decode,
+    fetch-place-dm, fetch-legalize-convert, fetch-split-scaling,
+    fetch-to-seq`` (xdsl-opt syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
     from fetchc.frontend.context import shared_context

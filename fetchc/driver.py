@@ -25,8 +25,17 @@ from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, 
 from fetchc.frontend.verify import verify_module
 from fetchc.rewriting import ChangeTracker, FetchcPass, affected_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-place-dm", "fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
-"""ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "fetch-route-sub-decode",
+    "fetch-place-dm",
+    "fetch-legalize-convert",
+    "fetch-split-scaling",
+    "fetch-to-seq",
+)
+"""ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing.
+``fetch-route-sub-decode`` comes before ``fetch-place-dm`` so that the
+placement sees the scratch buffers it creates (and places them after the
+arguments)."""
 
 MLIR_PIPELINE: tuple[str, ...] = DEFAULT_PIPELINE[:-1]
 """What ``--emit=mlir`` runs without ``-p``: the target-level IR (legal

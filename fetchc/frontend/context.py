@@ -39,6 +39,11 @@ def fetchc_dialects() -> dict[str, Callable[[], Dialect]]:
 def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name → factory for fetchc's own passes (ir.md §4)."""
 
+    def route():
+        from fetchc.passes.route_sub_decode import RouteSubDecodePass
+
+        return RouteSubDecodePass
+
     def place():
         from fetchc.passes.place_dm import PlaceDmPass
 
@@ -60,6 +65,7 @@ def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return FetchToSeqPass
 
     return {
+        "fetch-route-sub-decode": route,
         "fetch-place-dm": place,
         "fetch-legalize-convert": legalize,
         "fetch-split-scaling": split,

@@ -45,7 +45,7 @@ def verify_module(module: Operation) -> list[Diagnostic]:
     every failing op, so one run shows every problem of a file.
 
     Returns the errors in walk order (empty list = the module verifies).
-    Raises nothing: verifier exceptions never propagate.
+    Raises nothing but ``MemoryError``: verifier exceptions never propagate.
     """
     diagnostics: list[Diagnostic] = []
     for op in _walk_preorder(module):
@@ -55,6 +55,8 @@ def verify_module(module: Operation) -> list[Diagnostic]:
             diagnostics.append(op_error(op, err.message, err.notes))
         except VerifyException as err:
             diagnostics.append(op_error(op, exception_text(err)))
+        except MemoryError:
+            raise  # a resource, not the input: the command line says "out of memory"
         except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic
             diagnostics.append(
                 op_error(

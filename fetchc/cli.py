@@ -318,7 +318,7 @@ class ResourceExhausted(Exception):
     ``error: <message>`` and exits 1."""
 
 
-NUMPY_HEADROOM_BYTES = 128 << 20
+NUMPY_HEADROOM_BYTES = 96 << 20
 """Address space that must be free before numpy is imported under an
 address-space limit (numpy, its OpenBLAS with one thread and ml_dtypes map
 about 90 MiB)."""
@@ -377,8 +377,8 @@ def load_numpy() -> None:
                 f"is left{_limit_text()}"
             ) from None
     try:
+        import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
         import ml_dtypes  # noqa: F401
-        import numpy  # noqa: F401
     except MemoryError:
         raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
     except ImportError as e:
@@ -402,6 +402,27 @@ MIN_STACK_BYTES = 8 << 20
 STACK_IN_USE: tuple[int, int] | None = None
 """``(stack bytes, recursion limit)`` of the last command run by
 :func:`_call_with_deep_stack`; stack 0 means the main thread."""
+
+
+_ARENAS_LIMITED = False
+
+
+def _limit_malloc_arenas() -> None:
+    """Under an address-space limit, make glibc's ``malloc`` use a single
+    arena (``mallopt(M_ARENA_MAX, 1)``): by default every thread that
+    allocates reserves a 64 MiB arena of address space, which a ``ulimit -v``
+    of a few hundred MiB cannot afford.  Nothing happens without a limit or
+    where ``mallopt`` is not available."""
+    global _ARENAS_LIMITED
+    if _ARENAS_LIMITED or address_space_limit() is None or not sys.platform.startswith("linux"):
+        return
+    _ARENAS_LIMITED = True
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX (malloc.h)
+    except (ImportError, OSError, AttributeError):
+        pass
 
 
 def _stack_plan() -> list[int]:
@@ -502,6 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fetchc`` console script.  Returns the exit code;
     never lets a Python traceback reach the user."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _limit_malloc_arenas()
     try:
         return _call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help

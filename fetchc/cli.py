@@ -219,7 +219,8 @@ def _sim_parser() -> argparse.ArgumentParser:
     p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
     p.add_argument(
         "-o", dest="output", required=True, metavar="OUT",
-        help="output path, used exactly: .npy data with --program, else .npz data keyed by program name",
+        help="output path, used exactly (no suffix added): .npy data with --program, else .npz data keyed by "
+        "program name; '-' or /dev/stdout writes to stdout (a pipe works)",
     )
     return p
 

@@ -418,6 +418,8 @@ def internal_value(err: str, source: bytes | None) -> str | None:
     a dynamic dimension as ``?`` (issue 10 item 8)."""
     for m in _PLACEHOLDER.finditer(err):
         n = int(m.group())
+        if re.match(r",\s*\d|\s+to\s+\d", err[m.end():]):
+            continue  # a range: "values in the range [-9223372036854775808, 18446744073709551616)"
         if n % (1 << 63) == 0 and (source is None or m.group().encode() not in source):
             return m.group()
     return None

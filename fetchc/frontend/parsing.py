@@ -230,6 +230,8 @@ def parse_module(
         # the current token is just after the offending expression.
         loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
         raise DiagnosticError(Diagnostic("error", _not_implemented_text(err), loc)) from None
+    except MemoryError:
+        raise  # a resource, not the input: the command line says "out of memory"
     except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
         raise _internal(err, parser, text, filename, index) from None
 

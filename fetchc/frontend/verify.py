@@ -34,7 +34,7 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
     every failing op, so one run shows every problem of a file.
 
     Returns the errors in walk order (empty list = the module verifies).
-    Raises nothing: verifier exceptions never propagate.
+    Raises nothing but ``MemoryError``: verifier exceptions never propagate.
     """
     diagnostics: list[Diagnostic] = []
     for op in walk(module):
@@ -46,6 +46,8 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
             diagnostics.append(op_error(op, err.message, err.notes))
         except VerifyException as err:
             diagnostics.append(op_error(op, exception_text(err)))
+        except MemoryError:
+            raise  # a resource, not the input: the command line says "out of memory"
         except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic
             diagnostics.append(
                 op_error(

@@ -378,7 +378,7 @@ class TableLookupOp(_StreamToStream):
             raise OpError(msg)
 
         def main_only() -> None:
-            if src.ctx == "sub":
+            if not target.has_table_register(src.ctx):
                 auto = (
                     "; or write fetch.convert instead, which fetchc routes this way automatically "
                     "(fetch-route-sub-decode, in the default pipeline)"
@@ -664,7 +664,7 @@ class DequantOp(IRDLOperation):
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
             if self.scale_base is not None:
                 sb = self.scale_base.value.data
-                if sb < 0 or sb % target.BASE_ALIGN or sb >= target.BASE_LIMIT:
+                if not target.is_dm_base(sb):
                     raise OpError(
                         f"scale_base {sb} must be a DM byte address that is a multiple of "
                         f"{target.BASE_ALIGN} and below 2^32 (it is the base of the block-scale fetch)"

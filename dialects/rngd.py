@@ -478,7 +478,7 @@ class ScratchOp(IRDLOperation):
 
         def base() -> None:
             b = self.base_value
-            if b is not None and (b < 0 or b % target.BASE_ALIGN or b >= target.BASE_LIMIT):
+            if b is not None and not target.is_dm_base(b):
                 raise OpError(
                     f"dm_base {b} must be a DM byte address that is a multiple of {target.BASE_ALIGN} and "
                     "below 2^32"

@@ -84,6 +84,9 @@ __all__ = [
     "table_pairs_text",
     "flit_count",
     "flit_bits",
+    "is_dm_base",
+    "stride_fits",
+    "innermost_ok",
     "read_bytes_ok",
     "cast_fits_flit",
     "SWITCH_WORD_BYTES",
@@ -326,6 +329,24 @@ BASE_ALIGN = 8
 """``base`` must be a multiple of this many bytes."""
 BASE_LIMIT = 1 << 32
 """``base`` (and every address) must be below this."""
+
+
+def is_dm_base(address: int) -> bool:
+    """hardware.md §3: a tensor's ``base`` is a DM byte address that is a
+    multiple of 8 and below 2^32."""
+    return 0 <= address < BASE_LIMIT and address % BASE_ALIGN == 0
+
+
+def stride_fits(stride: int) -> bool:
+    """An entry stride fits the i32 stride field (seqbin.md words 16-23)."""
+    return STRIDE_MIN <= stride <= STRIDE_MAX
+
+
+def innermost_ok(stride: int, packet_size: int) -> bool:
+    """hardware.md §3: the innermost entry walks DM contiguously (stride 1)
+    or broadcasts (stride 0), unless the packet is one element; a packet may
+    span several contiguous runs."""
+    return packet_size == 1 or stride in (0, 1)
 
 
 def read_bytes_ok(elems: int, bits: int) -> bool:

@@ -47,8 +47,6 @@ from fetchc.target.facts import (
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
     READ_BYTES,
-    STRIDE_MAX,
-    STRIDE_MIN,
     SUB_READ_BYTES,
     TABLE_LOOKUP_STAGE,
     ZERO_POINT,
@@ -57,6 +55,8 @@ from fetchc.target.facts import (
     StageKind,
     ZeroPointRule,
     flit_count,
+    innermost_ok,
+    stride_fits,
     has_table_register,
 )
 from fetchc.target.sequencer import contiguous_run
@@ -234,7 +234,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
         if not 1 <= n <= MAX_ENTRY_SIZE:
             raise RecordError("limits", f"{L.field('limits', k)} is {n}; a used entry is 1 to {MAX_ENTRY_SIZE}")
     for k, s in enumerate(strides):
-        if not STRIDE_MIN <= s <= STRIDE_MAX:
+        if not stride_fits(s):
             raise RecordError(
                 "strides", f"{L.field('strides', k)} is {s}, which does not fit the 32-bit signed stride field"
             )
@@ -244,7 +244,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
     if packet < 1:
         raise RecordError("packet_size", f"{L.field('packet_size')} is {packet}; it must be at least 1")
     inner_n, inner_s = limits[-1], strides[-1]
-    if packet != 1 and inner_s not in (0, 1):
+    if not innermost_ok(inner_s, packet):
         raise RecordError(
             "strides",
             f"the innermost entry [{inner_n} : {inner_s}] cannot hold packets of {packet} elements "

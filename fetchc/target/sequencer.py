@@ -283,7 +283,7 @@ def _check_innermost(entries: Sequence[tuple[int, int]], packet_size: int) -> No
     read stays inside one run (hardware.md §3, the furiosa-opt book's
     "Non-Contiguous Packets")."""
     n_in, s_in = entries[-1]
-    if packet_size != 1 and s_in not in (0, 1):
+    if not target.innermost_ok(s_in, packet_size):
         raise SequencerError(
             f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
             f"packet of {packet_size} elements needs innermost stride 0 or 1"
@@ -390,7 +390,7 @@ def _entries(sizes: Sequence[int], dim_strides: Sequence[int], elem: ElementType
             "split the read into several fetches"
         )
     for n, s in entries:
-        if not target.STRIDE_MIN <= s <= target.STRIDE_MAX:
+        if not target.stride_fits(s):
             raise SequencerError(
                 f"sequencer entry [{n} : {s}] has a stride of {s} elements, which does "
                 f"not fit the 32-bit signed stride field"

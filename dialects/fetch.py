@@ -55,7 +55,7 @@ from fetchc.dialects.fetch_chain import (
 )
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.frontend.diagnostics import OpError
-from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout
+from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout, shape_text, static_shape
 
 __all__ = [
     "StreamType",
@@ -683,14 +683,17 @@ class DequantOp(IRDLOperation):
             codes = self.input.owner
             assert isinstance(codes, FetchOp)
             block = target.DEQUANT_FORMATS[fmt].block
-            cshape = list(codes.memref.get_shape())
+            try:
+                cshape, sshape = list(static_shape(codes.memref)), list(static_shape(bs))
+            except ValueError as e:
+                raise OpError(str(e)) from None
             want = cshape[:-1] + [cshape[-1] // block] if cshape else []
-            if not cshape or cshape[-1] % block or list(bs.get_shape()) != want:
-                shown = "x".join(map(str, want)) if cshape and not cshape[-1] % block else "(rows, cols / block)"
+            if not cshape or cshape[-1] % block or sshape != want:
+                shown = shape_text(want) if cshape and not cshape[-1] % block else "(rows, cols / block)"
                 raise OpError(
                     f"{fmt} has one block scale per {block} codes along the input axis (the memref's last "
-                    f"index): for codes memref<{'x'.join(map(str, cshape))}> the scale memref must be "
-                    f"{shown}, not {'x'.join(map(str, bs.get_shape()))}"
+                    f"index): for codes memref<{shape_text(cshape)}> the scale memref must be "
+                    f"{shown}, not {shape_text(sshape)}"
                     + (f"; {cshape[-1]} inputs are not a whole number of blocks" if cshape and cshape[-1] % block else ""),
                     [(codes, "the codes are fetched here")],
                 )

@@ -52,6 +52,7 @@ from fetchc import target
 from fetchc.frontend.diagnostics import OpError
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.stream import StreamType
+from fetchc.target.layout import static_shape
 
 # ---------------------------------------------------------------------------
 # Types
@@ -222,9 +223,10 @@ class CommitOp(IRDLOperation):
 
         def shape() -> None:
             _same_element(self, src, mt.element_type, "the memref's")
-            n = 1
-            for d in mt.get_shape():
-                n *= d
+            try:
+                n = math.prod(static_shape(mt))
+            except ValueError as e:
+                raise OpError(str(e)) from None
             if n != _numel(src):
                 raise OpError(f"writes {_numel(src)} elements into a memref of {n}; the sizes must match")
 

@@ -47,7 +47,7 @@ from fetchc import target
 from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.frontend.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
-from fetchc.target.layout import linear_coefficients
+from fetchc.target.layout import linear_coefficients, shape_text
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
 
 
@@ -70,8 +70,8 @@ def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> t
     want = cshape[:-1] + [cshape[-1] // block]
     if cshape[-1] % block or sshape != want:
         raise ValueError(
-            f"the block-scale memref must be {'x'.join(map(str, want))} (rows, cols / {block}) for codes "
-            f"{'x'.join(map(str, cshape))}, not {'x'.join(map(str, sshape))}"
+            f"the block-scale memref must be {shape_text(want)} (rows, cols / {block}) for codes "
+            f"{shape_text(cshape)}, not {shape_text(sshape)}"
             + (f"; the input axis ({cshape[-1]}) is not a whole number of blocks" if cshape[-1] % block else "")
         )
     coeffs, consts = linear_coefficients(codes.affine_map())

@@ -14,7 +14,15 @@ from xdsl.dialects.builtin import AffineMapAttr, FixedBitwidthType, MemRefType, 
 from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
-__all__ = ["NonLinearMap", "element_bits", "linear_coefficients", "memref_byte_span", "memref_layout"]
+__all__ = [
+    "NonLinearMap",
+    "element_bits",
+    "linear_coefficients",
+    "memref_byte_span",
+    "memref_layout",
+    "shape_text",
+    "static_shape",
+]
 
 
 class NonLinearMap(ValueError):
@@ -61,13 +69,28 @@ def linear_coefficients(amap: AffineMap) -> tuple[list[list[int]], list[int]]:
     return coeffs, consts
 
 
+def static_shape(mt: MemRefType) -> tuple[int, ...]:
+    """The memref's shape in elements.  Raises ``ValueError`` for a dynamic
+    dimension (``?``): DM tensors have static shapes."""
+    shape = tuple(mt.get_shape())
+    if any(d < 0 for d in shape):
+        raise ValueError(
+            f"dynamic memref shapes are not supported: DM tensors have static shapes, not {shape_text(shape)}"
+        )
+    return shape
+
+
+def shape_text(shape) -> str:
+    """A shape as MLIR spells it, ``64x?x2`` (a dynamic dimension is ``?``,
+    never xDSL's placeholder number)."""
+    return "x".join("?" if d < 0 else str(d) for d in shape)
+
+
 def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
     """``(strides, offset)`` in elements of a memref with an identity or
     ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
     strides/offsets or other layouts."""
-    shape = list(mt.get_shape())
-    if any(d < 0 for d in shape):
-        raise ValueError("dynamic memref shapes are not supported: DM tensors have static shapes")
+    shape = list(static_shape(mt))
     layout = mt.layout
     if isinstance(layout, NoneAttr):
         strides, acc = [], 1

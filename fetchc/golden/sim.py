@@ -45,11 +45,13 @@ bits in ``uint16`` / ``uint8``; ``i5`` as ``int8``; ``i9`` as ``int16``; a
 4-bit stream without lookup as its 4-bit codes (0-15) in ``uint8``, for
 ``i4`` too (its two's-complement code: -1 is 15).
 
-Output shape — **spec gap**: ``ir.md`` §5 says "the stream's time dims then
-its packet dims", but ``seq.bin`` stores neither shape (only ``limits`` and
-``packet_size``).  The simulator therefore returns
-``(prod(limits) // packet_size, packet_size)``: one row per packet, in
-hardware order.  Reshape with the stream type when you know it.
+Output shape: :func:`simulate_program` returns ``(prod(limits) //
+packet_size, packet_size)``, one row per packet in hardware order (a
+PROGRAMS record holds no stream shape).  :func:`simulate` with
+``shaped=True`` (what ``fetchc sim`` uses) reshapes each result to the
+stream's time dims then packet dims from the file's MANIFEST
+(:func:`stream_shape`, ir.md §5); a 1.0 file without MANIFEST keeps
+``(packets, packet_size)``.
 
 Reads outside the DM image raise :class:`SimError` naming the address; the
 image is never wrapped or padded.
@@ -109,7 +111,8 @@ __all__ = [
     "SimError",
     "simulate_program",
     "simulate",
-        "program_key",
+    "stream_shape",
+    "program_key",
     "check_read_bounds",
     "table_lookup_bytes",
     "cast_values",
@@ -299,14 +302,17 @@ def _default_threads() -> int:
 
 
 class _Progress:
-    """A ``\\r``-updated percentage line on stderr, only when stderr is a TTY
-    and the job is long.  Thread-safe."""
+    """A ``\\r``-updated percentage line on stderr (``<prefix>: <label>:
+    NN%``), only when stderr is a TTY and the job is long (``total`` of at
+    least :data:`PROGRESS_MIN` units).  Thread-safe.  ``fetchc run`` uses it
+    too, with its own prefix."""
 
-    def __init__(self, label: str, total: int, enabled: bool | None):
+    def __init__(self, label: str, total: int, enabled: bool | None, prefix: str = "fetchc sim"):
         if enabled is None:
             enabled = total >= PROGRESS_MIN and _stderr_is_tty()
         self.enabled = enabled
-        self.label, self.total, self.done, self.shown = label, max(total, 1), 0, -1
+        self.label = f"{prefix}: {label}" if prefix else label
+        self.total, self.done, self.shown = max(total, 1), 0, -1
         self.lock = threading.Lock()
 
     def add(self, n: int) -> None:
@@ -317,7 +323,7 @@ class _Progress:
             pct = 100 * self.done // self.total
             if pct != self.shown:
                 self.shown = pct
-                sys.stderr.write(f"\rfetchc sim: {self.label}: {pct:3d}%")
+                sys.stderr.write(f"\r{self.label}: {pct:3d}%")
                 sys.stderr.flush()
 
     def close(self) -> None:
@@ -506,6 +512,7 @@ def simulate_program(
     name: str | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    progress_prefix: str = "fetchc sim",
 ) -> np.ndarray:
     """Execute one Fetch Unit program on a DM image, exactly as the hardware
     would (module docstring; hardware.md §2-3).
@@ -517,7 +524,8 @@ def simulate_program(
       its first byte.
     * ``threads``: worker threads (default: up to 4 CPUs, or
       ``$FETCHC_SIM_THREADS``); ``progress``: force the stderr progress line on
-      or off (default: on for long runs when stderr is a TTY).
+      or off (default: on for long runs when stderr is a TTY), shown as
+      ``<progress_prefix>: <name>: NN%``.
 
     Returns a new array of shape ``(prod(limits) // packet_size,
     packet_size)`` (one row per packet, hardware order; seq.bin does not
@@ -544,7 +552,7 @@ def simulate_program(
     check_read_bounds(prog, label, dm.size)
     check_output_size(total, sim_dtype(plan.out_t).itemsize, label)
     nthreads = _default_threads() if threads is None else max(1, int(threads))
-    bar = _Progress(label, total, progress)
+    bar = _Progress(label, total, progress, progress_prefix)
     out = np.empty(total, dtype=sim_dtype(plan.out_t))
     try:
         _execute(prog, plan, dm, out, nthreads, bar)
@@ -765,10 +773,24 @@ def program_key(prog: Program, index: int) -> str:
     return prog.name if prog.name is not None else f"#{index}"
 
 
-def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **kw) -> dict[str, np.ndarray]:
+def stream_shape(sb: SeqBin, index: int) -> tuple[int, ...] | None:
+    """The stream shape (time dims then packet dims, ir.md §5) of PROGRAMS
+    record ``index`` from the file's MANIFEST, or ``None`` for a file
+    without one (version 1.0) or a record no kernel lists."""
+    if sb.manifest is None:
+        return None
+    found = sb.manifest.program(index)
+    return None if found is None else found[1].shape
+
+
+def simulate(
+    sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, *, shaped: bool = False, **kw
+) -> dict[str, np.ndarray]:
     """Run every program of ``sb`` (file order) on the DM image ``dm``, or
     only the one named ``program``.  Returns ``{name: array}`` as
-    :func:`simulate_program` produces (keys: :func:`program_key`).  Programs
+    :func:`simulate_program` produces (keys: :func:`program_key`), or with
+    ``shaped=True`` each reshaped to its stream's time then packet dims
+    (:func:`stream_shape`; unchanged for a file without MANIFEST).  Programs
     are independent: each reads the same image (nothing is committed).
     Extra keyword arguments go to :func:`simulate_program`.
 
@@ -785,6 +807,12 @@ def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **k
         if program not in keys:
             names = ", ".join(repr(k) for k in keys) or "none"
             raise SimError(f"no program named {program!r}; the file has: {names}")
-        i = keys.index(program)
-        return {program: simulate_program(sb.programs[i], sb.tables, dm_arr, name=program, **kw)}
-    return {k: simulate_program(p, sb.tables, dm_arr, name=k, **kw) for k, p in zip(keys, sb.programs)}
+        chosen = [keys.index(program)]
+    else:
+        chosen = list(range(len(keys)))
+    out: dict[str, np.ndarray] = {}
+    for i in chosen:
+        arr = simulate_program(sb.programs[i], sb.tables, dm_arr, name=keys[i], **kw)
+        shape = stream_shape(sb, i) if shaped else None
+        out[keys[i]] = arr if shape is None else arr.reshape(shape)
+    return out

@@ -518,7 +518,8 @@ class _Runner:
     ) -> None:  # fmt: skip
         t = self.tensor_of(op.dest, op)
         if isinstance(v, _NoValue):
-            cmd = ", ".join(repr(p) for p in dict.fromkeys(v.programs))
+            progs = sorted(set(v.programs), key=self.keys.index)
+            cmd = ", ".join(repr(p) for p in progs)
             hint = (
                 f"; run the Fetch Unit programs that feed it ({cmd}) with `fetchc sim` and apply it yourself"
                 if cmd else ""

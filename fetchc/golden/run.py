@@ -111,7 +111,15 @@ from fetchc.dialects.rngd import (
 )
 from fetchc.frontend.diagnostics import DiagnosticError, op_error
 from fetchc.golden import sim
-from fetchc.golden.inputs import InputError, TensorSpec, canonical_values, check_names, place, scalar_value
+from fetchc.golden.inputs import (
+    InputError,
+    TensorSpec,
+    canonical_values,
+    check_names,
+    packed_bytes,
+    place,
+    scalar_value,
+)
 from fetchc.seqbin import Kernel, Program, SeqBin, Table
 from fetchc.seqbin import Tensor as ManifestTensor
 from fetchc.target import F8E8M0FNU, F32, numerics
@@ -282,14 +290,18 @@ def simulate_with_args(
 # --------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class _Stream:
     """A stream (or a register file holding one): ``arr`` in the sim
-    encoding, shaped as the stream; for ``f32``, Vector Engine multiplies not
-    applied yet (``steps``) and what the array may hold (``bounds``)."""
+    encoding, shaped as the stream, or ``None`` while its program (PROGRAMS
+    record ``pending``) has not run yet; for ``f32``, the Vector Engine
+    multiplies not applied yet (``steps``) and what the program's output may
+    hold (``bounds``)."""
 
-    arr: np.ndarray
+    arr: np.ndarray | None
+    shape: tuple[int, ...]
     programs: tuple[str, ...]
+    pending: int | None = None
     bounds: Magnitudes | None = None
     steps: list[tuple[Any, int | None]] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
@@ -377,19 +389,24 @@ class _Runner:
         inputs, why = self.inputs()
         scalars = [s.name for s in self.kernel.scalars]
         _check_given(inputs, scalars, list(values), why)
-        canon = {t.name: canonical_values(tensor_spec(t), values[t.name]) for t in inputs}
+        for t in inputs:  # every value checked before any work
+            if packed_bytes(tensor_spec(t), values[t.name]) is None:
+                canonical_values(tensor_spec(t), values[t.name])
         env: dict[SSAValue, Any] = {}
         block = self.fn.body.block
         for s in self.kernel.scalars:
             env[block.args[s.arg]] = scalar_value(s.name, values[s.name])
         image = np.zeros(_image_size(self.kernel.tensors), dtype=np.uint8)
         for t in inputs:
-            place(image, tensor_spec(t), canon[t.name])
-        del canon
+            place(image, tensor_spec(t), values[t.name])
         reads_after = self._reads_after()
         outputs: dict[str, np.ndarray] = {}
+        self.pending: list[_Stream] = []
+        self.image = image
         for pos, op in enumerate(self.body):
             self.step(op, env, image, outputs, reads_after[pos + 1])
+        for v in list(self.pending):  # every program runs, also those whose stream reaches no commit
+            self.force(v)
         return outputs
 
     def _reads_after(self) -> list[list[tuple[int, int]]]:
@@ -426,7 +443,8 @@ class _Runner:
         elif isinstance(op, TransposeOp):
             s = self.materialise(env.pop(op.input))
             st = op.result.type
-            s.arr = np.ascontiguousarray(s.arr).reshape(tuple(st.time) + tuple(st.packet))  # type: ignore[attr-defined]
+            s.shape = tuple(st.time) + tuple(st.packet)  # type: ignore[attr-defined]
+            s.arr = np.ascontiguousarray(s.arr).reshape(s.shape)
             env[op.result] = s
         elif isinstance(op, BlockScaleOp):
             x: _Stream = env.pop(op.input)
@@ -478,24 +496,50 @@ class _Runner:
     # ---- ops ----------------------------------------------------------------
 
     def program(self, op: ProgramOp, image: np.ndarray) -> _Stream:
+        """A program's stream, run later (:meth:`force`): when its values are
+        needed, or before a commit writes DM bytes it reads, so it always
+        sees the DM image as it is at its place in the kernel."""
         index = self.program_ops[op]
         rec = self.sb.programs[index]
-        kp = self.kp[index]
-        key = self.keys[index]
-        arr = sim.simulate_program(
-            rec, self.sb.tables, image, name=key, threads=self.threads, progress=self.progress,
-            progress_prefix="fetchc run",
-        )  # fmt: skip
-        arr = arr.reshape(kp.shape)
         bounds = output_magnitudes(rec, self.sb.tables) if rec.out_dtype == F32 else None
-        return _Stream(arr, (key,), bounds)
+        v = _Stream(None, self.kp[index].shape, (self.keys[index],), pending=index, bounds=bounds)
+        self.pending.append(v)
+        return v
+
+    def force(self, v: _Stream, chain: numerics.ScaleChain | None = None) -> None:
+        """Run ``v``'s program with the simulator (from the seq.bin record),
+        applying ``chain`` to each range of output it writes, in cache."""
+        if v.pending is None:
+            return
+        index = v.pending
+        post = None
+        if chain is not None:
+
+            def post(out: np.ndarray, lo: int, hi: int, _chain: numerics.ScaleChain = chain) -> None:
+                _chain.apply(out, lo, hi)
+
+        arr = sim.simulate_program(
+            self.sb.programs[index], self.sb.tables, self.image, name=self.keys[index], threads=self.threads,
+            progress=self.progress, progress_prefix="fetchc run", post=post,
+        )  # fmt: skip
+        v.arr, v.pending = arr.reshape(v.shape), None
+        self.pending.remove(v)
 
     def materialise(self, v: Any) -> _Stream:
-        """Apply a stream's pending Vector Engine multiplies (in place)."""
+        """The stream's values: its program run and its pending Vector
+        Engine multiplies applied (in place; fused into the program's run
+        when it has not run yet)."""
         assert isinstance(v, _Stream)
         if not v.steps:
+            self.force(v)
+            return v
+        if v.pending is not None:
+            n = math.prod(v.shape)
+            self.force(v, numerics.ScaleChain(n, v.steps, v.bounds or numerics.UNKNOWN))
+            v.steps, v.bounds = [], None
             return v
         arr = v.arr  # streams are linear: nothing else refers to this array
+        assert arr is not None
         if not arr.flags.c_contiguous or not arr.flags.writeable:
             arr = np.array(arr, order="C")
         label = " + ".join(v.ops) + " of " + ", ".join(v.programs[:1])
@@ -533,6 +577,7 @@ class _Runner:
                 )
             )
         s = self.materialise(v)
+        assert s.arr is not None
         arr = s.arr.reshape(tuple(t.shape))
         if not t.scratch:
             outputs[t.name] = arr
@@ -540,6 +585,10 @@ class _Runner:
         blo, bhi = spec.byte_range()
         lo, hi = t.dm_base + blo, t.dm_base + bhi
         if any(a < hi and lo < b for a, b in later_reads):
+            for p in list(self.pending):  # earlier programs read the image as it was before this commit
+                a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]
+                if a < hi and lo < b:
+                    self.force(p)
             place(image, spec, arr)
 
 

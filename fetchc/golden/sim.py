@@ -131,7 +131,10 @@ arrays (int64) at 32 MiB per chunk and worker."""
 UNIT_CHUNK = 1 << 20
 """DM units (bytes, or words for 16-/32-bit types) per work item on the row
 paths."""
-FAST_CHUNK = 1 << 16
+POST_CHUNK_BYTES = 1 << 18
+"""Output bytes per work item when a ``post`` hook runs on each: small
+enough that the hook finds them in cache."""
+FAST_CHUNK = 1 << 15
 """Keys (or key pairs) per ``np.take`` call; also the per-thread index buffer."""
 PROGRESS_MIN = 1 << 24
 """Programs with fewer elements never print progress."""
@@ -393,15 +396,31 @@ def check_read_bounds(prog: Program, name: str, dm_size: int) -> None:
         )
 
 
+_PAIR_CACHE: dict[tuple[bytes, int], np.ndarray] = {}
+_PAIR_CACHE_LOCK = threading.Lock()
+
+
 def _pair_lut(lut_w: np.ndarray, w: int) -> np.ndarray:
     """From a per-key table of ``w``-byte words (``(256,)`` ``uint{8w}``), the
     table indexed by a little-endian ``u16`` of two key bytes: ``(65536,)``
-    ``uint{16w}``, first key's word in the low half."""
+    ``uint{16w}``, first key's word in the low half.  Remembered by content
+    (a handful of distinct stage chains exist), read-only."""
+    key = (lut_w.tobytes(), w)
+    with _PAIR_CACHE_LOCK:
+        hit = _PAIR_CACHE.get(key)
+    if hit is not None:
+        return hit
     big = _UINT[2 * w]
     idx = np.arange(1 << 16, dtype=np.uint32)
     lo = lut_w[idx & 0xFF].astype(big)
     hi = lut_w[idx >> 8].astype(big)
-    return lo | (hi << big(8 * w))
+    pair = lo | (hi << big(8 * w))
+    pair.flags.writeable = False
+    with _PAIR_CACHE_LOCK:
+        if len(_PAIR_CACHE) >= 64:
+            _PAIR_CACHE.clear()
+        _PAIR_CACHE[key] = pair
+    return pair
 
 
 _TLS = threading.local()
@@ -513,6 +532,7 @@ def simulate_program(
     threads: int | None = None,
     progress: bool | None = None,
     progress_prefix: str = "fetchc sim",
+    post: Callable[[np.ndarray, int, int], None] | None = None,
 ) -> np.ndarray:
     """Execute one Fetch Unit program on a DM image, exactly as the hardware
     would (module docstring; hardware.md §2-3).
@@ -526,6 +546,10 @@ def simulate_program(
       ``$FETCHC_SIM_THREADS``); ``progress``: force the stderr progress line on
       or off (default: on for long runs when stderr is a TTY), shown as
       ``<progress_prefix>: <name>: NN%``.
+    * ``post``: called as ``post(out, lo, hi)`` on the worker thread right
+      after the output elements ``[lo, hi)`` (flat, hardware order) are
+      written, while they are in cache; the ranges cover the output once.
+      ``fetchc run`` applies the downstream Vector Engine ops there.
 
     Returns a new array of shape ``(prod(limits) // packet_size,
     packet_size)`` (one row per packet, hardware order; seq.bin does not
@@ -555,7 +579,7 @@ def simulate_program(
     bar = _Progress(label, total, progress, progress_prefix)
     out = np.empty(total, dtype=sim_dtype(plan.out_t))
     try:
-        _execute(prog, plan, dm, out, nthreads, bar)
+        _execute(prog, plan, dm, out, nthreads, bar, post)
     finally:
         bar.close()
     return out.reshape(total // psize, psize)
@@ -579,7 +603,10 @@ def _nest_offsets(flat_index: np.ndarray, limits: Sequence[int], strides: Sequen
     return out
 
 
-def _execute(prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, threads: int, progress: _Progress) -> None:
+def _execute(
+    prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, threads: int, progress: _Progress,
+    post: Callable[[np.ndarray, int, int], None] | None = None,
+) -> None:  # fmt: skip
     """Fill ``out`` (1-D, sim encoding) with the program's elements.
 
     The DM is seen as an array of *units*: bytes for 4-/8-bit types (a 4-bit
@@ -618,10 +645,14 @@ def _execute(prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, thread
     ents = _normalised_entries(prog.limits, prog.strides) or [(1, 1)]
     n_in, s_in = ents[-1]
     rows_ok = s_in == 1 and (not four or (n_in % 2 == 0 and all(s % 2 == 0 for _, s in ents[:-1])))
+    done = (lambda lo, hi: post(out, lo, hi)) if post is not None else (lambda lo, hi: None)
+    # With a hook, work items of about POST_CHUNK_BYTES of output, so the hook reads them from cache.
+    item_elems = max(1, POST_CHUNK_BYTES // out.itemsize) if post is not None else None
     if rows_ok:
-        _run_rows(ents, units, u0, upe, finish, out, threads, progress)
+        unit_chunk = UNIT_CHUNK if item_elems is None else max(1, min(UNIT_CHUNK, item_elems // upe))
+        _run_rows(ents, units, u0, upe, finish, out, threads, progress, done, unit_chunk)
     else:
-        _run_elements(prog, plan, units, u0, lut, out, threads, progress)
+        _run_elements(prog, plan, units, u0, lut, out, threads, progress, done, item_elems or GENERAL_CHUNK)
 
 
 STRIDED_MIN = 1 << 14
@@ -639,12 +670,15 @@ def _run_rows(
     out: np.ndarray,
     threads: int,
     progress: _Progress,
+    done: Callable[[int, int], None],
+    unit_chunk: int = UNIT_CHUNK,
 ) -> None:
     """Loop nests whose innermost entry ``(L : 1)`` is a contiguous row of
     ``L`` elements (``L / upe`` units).  Rows are read as slices (contiguous
     nest, long rows), as strided views (groups of rows spaced by the next
     entry's stride), or through index arrays (short irregular rows); all in
-    work items of about :data:`UNIT_CHUNK` units spread over the threads."""
+    work items of about ``unit_chunk`` units (:data:`UNIT_CHUNK`) spread over
+    the threads."""
     L = ents[-1][0]
     row_units = L // upe
     outer = ents[:-1]
@@ -652,8 +686,9 @@ def _run_rows(
 
         def work(lo: int, hi: int) -> None:
             finish(units[u0 + lo : u0 + hi], out[lo * upe : hi * upe])
+            done(lo * upe, hi * upe)
 
-        _run_chunks(row_units, UNIT_CHUNK, work, threads, _Scaled(progress, upe))
+        _run_chunks(row_units, unit_chunk, work, threads, _Scaled(progress, upe))
         return
 
     n1, s1 = outer[-1]
@@ -666,19 +701,20 @@ def _run_rows(
         g, j = np.divmod(r, n1)
         return u0 + (_nest_offsets(g, glim, gstr) + j * np.int64(s1)) // upe
 
-    if row_units > UNIT_CHUNK:  # long rows: one row per work item, sliced
+    if row_units > unit_chunk:  # long rows: one row per work item, sliced
 
         def work(lo: int, hi: int) -> None:
             for r in range(lo, hi):
                 start = int(row_start(np.array([r]))[0])
-                for c in range(0, row_units, UNIT_CHUNK):
-                    c2 = min(c + UNIT_CHUNK, row_units)
+                for c in range(0, row_units, unit_chunk):
+                    c2 = min(c + unit_chunk, row_units)
                     finish(units[start + c : start + c2], out[r * L + c * upe : r * L + c2 * upe])
+                    done(r * L + c * upe, r * L + c2 * upe)
 
         _run_chunks(rows, 1, work, threads, _Scaled(progress, L))
         return
 
-    per_item = max(1, UNIT_CHUNK // row_units)
+    per_item = max(1, unit_chunk // row_units)
     if n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views
         step = (s1 // upe) * units.itemsize
 
@@ -694,6 +730,7 @@ def _run_rows(
                 if step < 0:
                     view = view[::-1]
                 finish(np.ascontiguousarray(view).reshape(-1), out[r * L : r2 * L])
+                done(r * L, r2 * L)
                 r = r2
 
         _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
@@ -704,6 +741,7 @@ def _run_rows(
     def work(lo: int, hi: int) -> None:  # short irregular rows: one index per unit
         starts = row_start(np.arange(lo, hi, dtype=np.int64))
         finish(units[(starts[:, None] + col[None, :]).reshape(-1)], out[lo * L : hi * L])
+        done(lo * L, hi * L)
 
     _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
 
@@ -717,6 +755,8 @@ def _run_elements(
     out: np.ndarray,
     threads: int,
     progress: _Progress,
+    done: Callable[[int, int], None],
+    item_elems: int = GENERAL_CHUNK,
 ) -> None:
     """Any loop nest, element by element: chunks of at most
     :data:`GENERAL_CHUNK` element offsets (broadcast from the entries), the
@@ -745,8 +785,9 @@ def _run_elements(
         else:  # corrupt zero point: evaluate on the data really read, so the error is exact
             vals = _front(keys, plan)[np.arange(keys.size), sel]
             dst[:] = to_sim_encoding(_after_lookup(vals, plan), plan.out_t)
+        done(lo * per, hi * per)
 
-    _run_chunks(ocount, max(1, GENERAL_CHUNK // per), work, threads, _Scaled(progress, per))
+    _run_chunks(ocount, max(1, item_elems // per), work, threads, _Scaled(progress, per))
 
 
 def _offset_chunks(limits: Sequence[int], strides: Sequence[int]):

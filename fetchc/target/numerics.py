@@ -70,6 +70,7 @@ __all__ = [
     "Magnitudes",
     "magnitudes_of",
     "scale_chain_inplace",
+    "ScaleChain",
 ]
 
 QNAN_F32 = 0x7FC00000
@@ -560,14 +561,83 @@ def _chunk_magnitudes(f: np.ndarray, per: int) -> list[tuple[float, float, bool,
     zero = m.min(axis=1) == 0
     m -= np.uint32(1)  # zeros wrap to the largest value, so the minimum is the smallest nonzero
     low = m.min(axis=1) + np.uint32(1)
-    lo_f = np.where((low == 0) | (low >= 0x7F800000), np.uint32(0x7F800000), low).view(np.float32)
-    hi_f = np.where(top >= 0x7F800000, np.uint32(0x7F7FFFFF), top).view(np.float32)
-    out = []
-    for i in range(k):
-        lo = float(lo_f[i])
-        out.append((lo, float(hi_f[i]) if lo != math.inf else 0.0, bool(zero[i]) or (pad and i == k - 1),
-                    bool(top[i] >= 0x7F800000), bool(top[i] > 0x7F800000)))  # fmt: skip
-    return out
+    none = (low == 0) | (low >= 0x7F800000)  # no nonzero finite value in the run
+    lo_f = np.where(none, np.uint32(0x7F800000), low).view(np.float32).tolist()
+    hi_f = np.where(none, np.uint32(0), np.where(top >= 0x7F800000, np.uint32(0x7F7FFFFF), top)).view(np.float32)
+    zero[-1] |= pad
+    return list(zip(lo_f, hi_f.tolist(), zero.tolist(), (top >= 0x7F800000).tolist(), (top > 0x7F800000).tolist()))
+
+
+class ScaleChain:
+    """A chain of Vector Engine multiplies to apply in place to element
+    ranges of one flat ``float32`` stream of ``n`` elements (what
+    :func:`scale_chain_inplace` runs; ``fetchc run`` also calls
+    :meth:`apply` on each range the simulator has just written, while it is
+    in cache).  ``factors`` and ``bounds`` as for :func:`scale_chain_inplace`.
+    Raises ``ValueError`` for a wrong dtype or a block that does not divide
+    ``n``."""
+
+    def __init__(self, n: int, factors: Sequence[tuple[Any, int | None]], bounds: Magnitudes = UNKNOWN):
+        self.n = n
+        self.bounds = bounds
+        align = 1
+        for _, block in factors:
+            if block is not None:
+                align = math.lcm(align, block)
+        self.chunk = max(align, CHAIN_CHUNK // align * align)
+        self.steps: list[tuple[Any, int | None, Any]] = []
+        for f, block in factors:
+            if block is None:
+                g = _daz(np.asarray(scalar_f32(f), dtype=np.float32).reshape(1))
+                self.steps.append((g[0], None, magnitudes_of(g)))
+            else:
+                fa = np.asarray(f)
+                if fa.dtype != np.float32:
+                    raise ValueError(f"block factors must be float32, got {fa.dtype}")
+                if block < 1 or n % block or fa.size != n // block:
+                    raise ValueError(f"{fa.size} factors for {n} elements in blocks of {block}")
+                fa = np.ascontiguousarray(_daz(fa)).reshape(-1)
+                self.steps.append((fa, block, _chunk_magnitudes(fa, self.chunk // block)))
+
+    def apply(self, flat: np.ndarray, lo: int, hi: int) -> None:
+        """Apply the chain in place to ``flat[lo:hi]`` (``flat``: the whole
+        stream, 1-D contiguous ``float32``).  Thread-safe for disjoint
+        ranges."""
+        a = lo
+        while a < hi:
+            b = min(hi, (a // self.chunk + 1) * self.chunk)
+            self._piece(flat, a, b)
+            a = b
+
+    def _piece(self, flat: np.ndarray, lo: int, hi: int) -> None:
+        """``[lo, hi)`` inside one stat chunk of :attr:`chunk` elements."""
+        xc = flat[lo:hi]
+        u = xc.view(np.uint32)
+        mag, mask = _chain_buffers(hi - lo)
+        b = self.bounds
+        with np.errstate(all="ignore"):
+            if b.subnormal:  # the operand's subnormals read as zeros (vector_mul's _daz)
+                _flush_subnormals(u, mag, mask)
+                b = b.flushed()
+            for f, block, fb in self.steps:
+                if block is None:
+                    np.multiply(xc, f, out=xc)
+                else:
+                    if lo % block == 0 and hi % block == 0:
+                        x2 = xc.reshape(-1, block)
+                        fs = f[lo // block : hi // block]
+                        # an explicit stride-0 view: faster in numpy than broadcasting fs[:, None]
+                        f2 = np.lib.stride_tricks.as_strided(fs, (fs.size, block), (fs.strides[0], 0), writeable=False)
+                        np.multiply(x2, f2, out=x2)
+                    else:  # a range that splits a block: one factor per element
+                        np.multiply(xc, f[np.arange(lo, hi) // block], out=xc)
+                    fb = Magnitudes(*fb[lo // self.chunk])
+                p = b.times(fb)
+                if p.subnormal:
+                    _flush_subnormals(u, mag, mask)
+                if p.nan:
+                    _canonical_nans(u, mask)
+                b = p.flushed()
 
 
 def scale_chain_inplace(
@@ -592,9 +662,10 @@ def scale_chain_inplace(
       consecutive elements of ``x`` (``rngd.block_scale`` when the runs are
       the innermost packet dim's blocks).
     * ``bounds``: what ``x`` may hold (:class:`Magnitudes`; default: anything).
-      Where the bounds of ``x`` and of a factor's values (per work item)
-      prove that no product is subnormal, the flush pass is skipped, and the
-      NaN pass where none is NaN: an optimisation that never changes a bit.
+      Where the bounds of ``x`` and of a factor's values (per chunk of
+      :data:`CHAIN_CHUNK` elements) prove that no product is subnormal, the
+      flush pass is skipped, and the NaN pass where none is NaN: an
+      optimisation that never changes a bit.
     * ``run_chunks``: ``run_chunks(n, chunk, work)`` runs ``work(lo, hi)``
       over ``[0, n)`` in chunks (e.g. on threads); default: in order here.
 
@@ -603,52 +674,13 @@ def scale_chain_inplace(
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or not x.flags.c_contiguous or not x.flags.writeable:
         raise ValueError("scale_chain_inplace needs a writable C-contiguous float32 array")
     flat = x.reshape(-1)
-    n = flat.size
-    align = 1
-    for f, block in factors:
-        if block is not None:
-            align = math.lcm(align, block)
-    chunk = max(align, CHAIN_CHUNK // align * align)
-    steps: list[tuple[Any, int | None, Any]] = []
-    for f, block in factors:
-        if block is None:
-            g = _daz(np.asarray(scalar_f32(f), dtype=np.float32).reshape(1))
-            steps.append((g[0], None, magnitudes_of(g)))
-        else:
-            fa = np.asarray(f)
-            if fa.dtype != np.float32:
-                raise ValueError(f"block factors must be float32, got {fa.dtype}")
-            if block < 1 or n % block or fa.size != n // block:
-                raise ValueError(f"{fa.size} factors for {n} elements in blocks of {block}")
-            fa = np.ascontiguousarray(_daz(fa)).reshape(-1)
-            steps.append((fa, block, _chunk_magnitudes(fa, chunk // block)))
+    chain = ScaleChain(flat.size, factors, bounds)
 
     def work(lo: int, hi: int) -> None:
-        xc = flat[lo:hi]
-        u = xc.view(np.uint32)
-        mag, mask = _chain_buffers(hi - lo)
-        b = bounds
-        with np.errstate(all="ignore"):
-            if b.subnormal:  # the operand's subnormals read as zeros (vector_mul's _daz)
-                _flush_subnormals(u, mag, mask)
-                b = b.flushed()
-            for f, block, fb in steps:
-                if block is None:
-                    np.multiply(xc, f, out=xc)
-                else:
-                    x2 = xc.reshape(-1, block)
-                    np.multiply(x2, f[lo // block : hi // block, None], out=x2)
-                    fb = Magnitudes(*fb[lo // chunk])
-                p = b.times(fb)
-                if p.subnormal:
-                    _flush_subnormals(u, mag, mask)
-                if p.nan:
-                    _canonical_nans(u, mask)
-                b = p.flushed()
+        chain.apply(flat, lo, hi)
 
     if run_chunks is None:
-        for lo in range(0, n, chunk):
-            work(lo, min(n, lo + chunk))
+        work(0, flat.size)
     else:
-        run_chunks(n, chunk, work)
+        run_chunks(flat.size, chain.chunk, work)
     return x

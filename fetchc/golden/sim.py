@@ -74,10 +74,16 @@ threads, numpy releasing the GIL):
   arrays); short irregular rows use one index per DM unit.  Anything else (inner broadcast, one-element packets with a
   stride) goes element by element in chunks of at most 4 Mi elements, offsets
   from broadcasting the entries.  Memory beyond the output stays bounded.
+* The pair tables are remembered by content; each ``np.take`` handles
+  :data:`FAST_CHUNK` indices so that the index buffer, the output and the
+  table stay in the L2 cache.
+* A ``post`` hook (``fetchc run``'s Vector Engine ops) runs on each work
+  item's output right after it is written, with work items of
+  :data:`POST_CHUNK_BYTES` of output, so it finds them in cache.
 * Progress goes to stderr only when it is a TTY and the program is long.
 
 Public API: :class:`SimError`, :func:`simulate_program`, :func:`simulate`,
-:func:`main_sim` (``fetchc sim``), the shared stage functions
+:func:`stream_shape`, the shared stage functions
 :func:`table_lookup_bytes`, :func:`cast_values`, :func:`zp_sub_values`, and
 the encoding helpers :func:`sim_dtype`, :func:`to_sim_encoding`,
 :func:`from_sim_encoding`, :func:`pack_elements`.

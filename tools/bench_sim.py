@@ -6,12 +6,15 @@ target 6).
    packed ``f4E2M1FN`` codes) and a ``seq.bin`` (written and read back with
    :mod:`fetchc.seqbin`) holding one contiguous main-context program,
    ``f4E2M1FN -> f8E4M3FN`` through the paired table (``--cast``: on to
-   ``f32``).  Each round times :func:`fetchc.golden.sim.simulate` (a fresh
-   output array every time, as a user gets) and, right before it,
-   ``np.copyto`` of as many bytes as the output holds into an array written
-   before (the machine's copy bandwidth).  Reported: output bytes per second
-   of the decode as a fraction of the copy's, the median of the per-round
-   ratios (paired: both see the same machine load).  Target: >= 0.50.
+   ``f32``).  Each round times ``np.copyto`` of as many bytes as the output
+   holds into an array written before (the machine's copy bandwidth), then
+   :func:`fetchc.golden.sim.simulate` (a fresh output array, as a user gets
+   it: its first touch included), then
+   :func:`fetchc.golden.sim.simulate_program` into an output array written
+   before (``out=``: the decode alone, like the copy).  Reported: output
+   bytes per second of each decode as a fraction of the copy's, the median
+   of the per-round ratios (paired: all see the same machine load).
+   Target: >= 0.50.
 2. **run vs decode** (``--run-size N``, default 4096; 0 skips it): the
    ``examples/nvfp4_dequant_f32.mlir`` kernel, resized to an N x N NVFP4
    weight (random packed codes and finite block scales, tensor scale 0.5).
@@ -130,26 +133,45 @@ def decode_vs_copy(a: argparse.Namespace) -> float:
     print(f"built {a.mib} MiB DM image + seq.bin in {time.perf_counter() - t0:.2f}s")
     print(f"program: {p.in_dtype} -> {p.out_dtype}, sequencer {seqbin.sequencer_text(p)}, "
           f"threads {a.threads or sim._default_threads()}, output {out_bytes >> 20} MiB")  # fmt: skip
-    t_copy, t_sim, ratios = [], [], []
+    reuse = np.empty(out_bytes // sim.sim_dtype(p.out_dtype).itemsize, sim.sim_dtype(p.out_dtype))
+    reuse.view(np.uint8)[:] = 0
+    t_copy, t_fresh, t_sim, t_warm, ratios, warm_ratios, fresh_ratios = [], [], [], [], [], [], []
     out = None
     for _ in range(a.repeat):
         tc, _ = _timed(lambda: np.copyto(dst, src))
+        tf, fresh = _timed(lambda: src.copy())  # a copy into a new array: its first touch included
+        del fresh
         out = None  # free the previous result first: every decode writes a fresh array
         ts, res = _timed(lambda: sim.simulate(sb, dm, threads=a.threads, progress=False))
         out = res["bench/0"]
+        tw, _ = _timed(lambda: sim.simulate_program(p, sb.tables, dm, threads=a.threads, progress=False, out=reuse))
         t_copy.append(tc)
+        t_fresh.append(tf)
         t_sim.append(ts)
+        t_warm.append(tw)
         ratios.append(tc / ts)
+        warm_ratios.append(tc / tw)
+        fresh_ratios.append(tf / ts)
     assert out is not None
     check(sb, dm, out, a.strided)
+    check(sb, dm, reuse, a.strided)
     gb = out_bytes / 1e9
     print(f"np.copyto ({out_bytes >> 20} MiB into a written array): {_spread(t_copy)} s, "
           f"{gb / statistics.median(t_copy):.2f} GB/s")  # fmt: skip
-    print(f"simulate(): {_spread(t_sim)} s, output {gb / statistics.median(t_sim):.2f} GB/s, "
+    print(f"src.copy() (the same bytes into a new array): {_spread(t_fresh)} s, "
+          f"{gb / statistics.median(t_fresh):.2f} GB/s")  # fmt: skip
+    print(f"simulate(), fresh output: {_spread(t_sim)} s, output {gb / statistics.median(t_sim):.2f} GB/s, "
           f"input {a.mib * 1.048576e-3 / statistics.median(t_sim):.2f} GB/s")  # fmt: skip
+    print(f"simulate_program(out=written array): {_spread(t_warm)} s, output {gb / statistics.median(t_warm):.2f} GB/s")
     r = statistics.median(ratios)
-    print(f"decode output bandwidth / copy bandwidth (paired, median of {a.repeat}): {r:.2f} "
+    rw = statistics.median(warm_ratios)
+    print(f"decode / copy bandwidth, fresh output (paired, median of {a.repeat}): {r:.2f} "
           f"(min {min(ratios):.2f}, max {max(ratios):.2f}; target >= 0.50)")  # fmt: skip
+    print(f"decode / copy bandwidth, written output (paired, median of {a.repeat}): {rw:.2f} "
+          f"(min {min(warm_ratios):.2f}, max {max(warm_ratios):.2f})")  # fmt: skip
+    rf = statistics.median(fresh_ratios)
+    print(f"decode, fresh output / copy into a new array (paired, median of {a.repeat}): {rf:.2f} "
+          f"(min {min(fresh_ratios):.2f}, max {max(fresh_ratios):.2f})")  # fmt: skip
     if a.files:
         os.makedirs(a.files, exist_ok=True)
         sp, dp = os.path.join(a.files, "bench.seq.bin"), os.path.join(a.files, "dm.bin")

@@ -132,6 +132,7 @@ __all__ = [
     "tensor_spec",
     "kernel_image",
     "sim_images",
+    "sim_kernels",
     "simulate_with_args",
     "write_npz",
 ]
@@ -212,7 +213,14 @@ def _check_given(
 def sim_images(sb: SeqBin, values: Mapping[str, Any], program: str | None = None) -> list[tuple[Kernel, np.ndarray]]:
     """The DM images ``fetchc sim --arg`` runs on: one per kernel of the
     MANIFEST (only the kernel of ``program`` when given), each laid out from
-    ``values`` by :func:`kernel_image`.
+    ``values`` by :func:`kernel_image`.  Names and values are checked as
+    :func:`sim_kernels` checks them."""
+    return [(k, kernel_image(k, values)) for k in sim_kernels(sb, values, program)]
+
+
+def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = None) -> list[Kernel]:
+    """The kernels whose programs ``fetchc sim --arg`` runs (all, or the one
+    holding ``program``), after checking the names in ``values``.
 
     Names: every tensor that one of the chosen programs reads must be given
     (scratch tensors never: they start as zeros); the kernel's other tensors
@@ -257,7 +265,10 @@ def sim_images(sb: SeqBin, values: Mapping[str, Any], program: str | None = None
     for s in scalars:
         if s in values and s not in required and s not in optional:
             scalar_value(s, values[s])
-    return [(k, kernel_image(k, values)) for k in kernels]
+    for t in expected:  # every array checked before any work
+        if t.name in values and packed_bytes(tensor_spec(t), values[t.name]) is None:
+            canonical_values(tensor_spec(t), values[t.name])
+    return kernels
 
 
 def simulate_with_args(
@@ -270,12 +281,14 @@ def simulate_with_args(
     :func:`fetchc.golden.sim.simulate_program`.  Raises as
     :func:`sim_images` and :class:`fetchc.golden.sim.SimError`."""
     keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
-    dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
-    if dup is not None:
-        raise sim.SimError(f"two programs are named {dup!r}; results are keyed by program name")
-    images = sim_images(sb, values, program)
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise sim.SimError(f"two programs are named {k!r}; results are keyed by program name")
+        seen.add(k)
     out: dict[str, np.ndarray] = {}
-    for kernel, image in images:
+    for kernel in sim_kernels(sb, values, program):
+        image = kernel_image(kernel, values)  # one image at a time
         for kp in kernel.programs:
             key = keys[kp.index]
             if program is not None and key != program:

@@ -539,6 +539,7 @@ def simulate_program(
     progress: bool | None = None,
     progress_prefix: str = "fetchc sim",
     post: Callable[[np.ndarray, int, int], None] | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Execute one Fetch Unit program on a DM image, exactly as the hardware
     would (module docstring; hardware.md §2-3).
@@ -556,6 +557,10 @@ def simulate_program(
       after the output elements ``[lo, hi)`` (flat, hardware order) are
       written, while they are in cache; the ranges cover the output once.
       ``fetchc run`` applies the downstream Vector Engine ops there.
+    * ``out``: write the result into this array instead of a new one (as
+      numpy's ``out=``): C-contiguous, writable, of dtype :func:`sim_dtype`
+      ``(out_dtype)`` and ``prod(limits)`` elements, any shape.  A caller
+      that runs programs repeatedly saves the first touch of a fresh array.
 
     Returns a new array of shape ``(prod(limits) // packet_size,
     packet_size)`` (one row per packet, hardware order; seq.bin does not
@@ -565,7 +570,8 @@ def simulate_program(
     Raises :class:`SimError`: a read outside the image (message names the
     byte address), a record whose stages do not chain ``in_dtype`` to
     ``out_dtype`` or whose table index is out of range, ``packet_size`` not
-    dividing the element count, a zero-point residual outside ``i5``/``i9``.
+    dividing the element count, a zero-point residual outside ``i5``/``i9``,
+    an ``out`` array of the wrong dtype, size or layout.
     """
     label = name if name is not None else (prog.name if prog.name is not None else "(unnamed)")
     dm = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
@@ -580,15 +586,22 @@ def simulate_program(
     if psize < 1 or total % psize:
         raise SimError(f"program {label}: packet_size {psize} does not divide the {total} elements the loop nest reads")
     check_read_bounds(prog, label, dm.size)
-    check_output_size(total, sim_dtype(plan.out_t).itemsize, label)
+    want = sim_dtype(plan.out_t)
+    if out is None:
+        check_output_size(total, want.itemsize, label)
+        result = np.empty(total, dtype=want)
+    else:
+        if not (isinstance(out, np.ndarray) and out.dtype == want and out.size == total and out.flags.c_contiguous
+                and out.flags.writeable):  # fmt: skip
+            raise SimError(f"program {label}: out= must be a writable C-contiguous {want} array of {total} elements")
+        result = out.reshape(-1)
     nthreads = _default_threads() if threads is None else max(1, int(threads))
     bar = _Progress(label, total, progress, progress_prefix)
-    out = np.empty(total, dtype=sim_dtype(plan.out_t))
     try:
-        _execute(prog, plan, dm, out, nthreads, bar, post)
+        _execute(prog, plan, dm, result, nthreads, bar, post)
     finally:
         bar.close()
-    return out.reshape(total // psize, psize)
+    return result.reshape(total // psize, psize)
 
 
 def _contiguous(prog: Program) -> bool:

@@ -545,12 +545,12 @@ def _canonical_nans(u: np.ndarray, mask: np.ndarray) -> None:
     np.copyto(u, np.uint32(QNAN_F32), where=mask)
 
 
-def _chunk_magnitudes(f: np.ndarray, per: int) -> list[tuple[float, float, bool, bool, bool]]:
+def _chunk_magnitudes(f: np.ndarray, per: int) -> dict[str, np.ndarray]:
     """:class:`Magnitudes` fields of each run of ``per`` elements of the
-    ``float32`` array ``f`` (the last run may be shorter), from a few
-    reductions over the whole array; conservative where cheap (a run holding
-    a NaN is also taken to hold infinities and values up to the largest
-    finite one)."""
+    ``float32`` array ``f`` (the last run may be shorter), as arrays (one
+    entry per run), from a few reductions over the whole array; conservative
+    where cheap (a run holding a NaN is also taken to hold infinities and
+    values up to the largest finite one)."""
     u = np.ascontiguousarray(f).reshape(-1).view(np.uint32)
     k = -(-u.size // per)
     mag = np.zeros(k * per, np.uint32)
@@ -562,10 +562,43 @@ def _chunk_magnitudes(f: np.ndarray, per: int) -> list[tuple[float, float, bool,
     m -= np.uint32(1)  # zeros wrap to the largest value, so the minimum is the smallest nonzero
     low = m.min(axis=1) + np.uint32(1)
     none = (low == 0) | (low >= 0x7F800000)  # no nonzero finite value in the run
-    lo_f = np.where(none, np.uint32(0x7F800000), low).view(np.float32).tolist()
-    hi_f = np.where(none, np.uint32(0), np.where(top >= 0x7F800000, np.uint32(0x7F7FFFFF), top)).view(np.float32)
+    lo = np.where(none, np.uint32(0x7F800000), low).view(np.float32).astype(np.float64)
+    hi = np.where(none, np.uint32(0), np.where(top >= 0x7F800000, np.uint32(0x7F7FFFFF), top)).view(np.float32)
     zero[-1] |= pad
-    return list(zip(lo_f, hi_f.tolist(), zero.tolist(), (top >= 0x7F800000).tolist(), (top > 0x7F800000).tolist()))
+    return {"lo": lo, "hi": hi.astype(np.float64), "zero": zero, "inf": top >= 0x7F800000, "nan": top > 0x7F800000}
+
+
+def _as_fields(m: Magnitudes) -> dict[str, Any]:
+    return {"lo": m.lo, "hi": m.hi, "zero": m.zero, "inf": m.inf, "nan": m.nan}
+
+
+def _flushed_fields(b: dict[str, Any]) -> dict[str, Any]:
+    """:meth:`Magnitudes.flushed`, elementwise on field arrays."""
+    sub = np.asarray(b["lo"]) < _MIN_NORMAL
+    normal = np.asarray(b["hi"]) >= _MIN_NORMAL
+    return {
+        "lo": np.where(sub, np.where(normal, _MIN_NORMAL, math.inf), b["lo"]),
+        "hi": np.where(sub & ~normal, 0.0, b["hi"]),
+        "zero": b["zero"] | sub,
+        "inf": b["inf"],
+        "nan": b["nan"],
+    }
+
+
+def _times_fields(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """:meth:`Magnitudes.times`, elementwise on field arrays."""
+    a, b = _flushed_fields(a), _flushed_fields(b)
+    finite = (a["hi"] > 0) & (b["hi"] > 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = np.where(finite, a["lo"] * b["lo"], math.inf)
+        hi = np.where(finite, a["hi"] * b["hi"], 0.0)
+    return {
+        "lo": lo,
+        "hi": np.minimum(hi, _F32_MAX),
+        "zero": a["zero"] | b["zero"] | (lo < 2.0**-149),
+        "inf": a["inf"] | b["inf"] | (hi > _F32_MAX),
+        "nan": a["nan"] | b["nan"] | (a["inf"] & b["zero"]) | (a["zero"] & b["inf"]),
+    }
 
 
 class ScaleChain:
@@ -574,22 +607,29 @@ class ScaleChain:
     :func:`scale_chain_inplace` runs; ``fetchc run`` also calls
     :meth:`apply` on each range the simulator has just written, while it is
     in cache).  ``factors`` and ``bounds`` as for :func:`scale_chain_inplace`.
-    Raises ``ValueError`` for a wrong dtype or a block that does not divide
-    ``n``."""
+
+    Which flush and NaN passes each chunk of :attr:`chunk` elements needs is
+    decided up front from the bounds (vectorised over the chunks).  Raises
+    ``ValueError`` for a wrong dtype or a block that does not divide ``n``."""
 
     def __init__(self, n: int, factors: Sequence[tuple[Any, int | None]], bounds: Magnitudes = UNKNOWN):
         self.n = n
-        self.bounds = bounds
         align = 1
         for _, block in factors:
             if block is not None:
                 align = math.lcm(align, block)
         self.chunk = max(align, CHAIN_CHUNK // align * align)
-        self.steps: list[tuple[Any, int | None, Any]] = []
+        chunks = max(1, -(-n // self.chunk))
+        self.steps: list[tuple[Any, Any, int | None]] = []
+        self.daz = bounds.subnormal  # the operand's subnormals read as zeros (vector_mul's _daz)
+        b = _flushed_fields(_as_fields(bounds))
+        b = {k: np.broadcast_to(np.asarray(v), (chunks,)) for k, v in b.items()}
+        fixes: list[tuple[list[bool], list[bool]]] = []
         for f, block in factors:
             if block is None:
                 g = _daz(np.asarray(scalar_f32(f), dtype=np.float32).reshape(1))
-                self.steps.append((g[0], None, magnitudes_of(g)))
+                self.steps.append((g[0], None, None))
+                fb = _as_fields(magnitudes_of(g))
             else:
                 fa = np.asarray(f)
                 if fa.dtype != np.float32:
@@ -597,7 +637,15 @@ class ScaleChain:
                 if block < 1 or n % block or fa.size != n // block:
                     raise ValueError(f"{fa.size} factors for {n} elements in blocks of {block}")
                 fa = np.ascontiguousarray(_daz(fa)).reshape(-1)
-                self.steps.append((fa, block, _chunk_magnitudes(fa, self.chunk // block)))
+                # an explicit stride-0 view: faster in numpy than broadcasting fa[:, None]
+                wide = np.lib.stride_tricks.as_strided(fa, (fa.size, block), (fa.strides[0], 0), writeable=False)
+                self.steps.append((fa, wide, block))
+                fb = _chunk_magnitudes(fa, self.chunk // block)
+            p = _times_fields(b, fb)
+            p = {k: np.broadcast_to(np.asarray(v), (chunks,)) for k, v in p.items()}
+            fixes.append((np.asarray(p["lo"] < _MIN_NORMAL).tolist(), np.asarray(p["nan"]).tolist()))
+            b = _flushed_fields(p)
+        self.fixes = fixes
 
     def apply(self, flat: np.ndarray, lo: int, hi: int) -> None:
         """Apply the chain in place to ``flat[lo:hi]`` (``flat``: the whole
@@ -610,34 +658,26 @@ class ScaleChain:
             a = b
 
     def _piece(self, flat: np.ndarray, lo: int, hi: int) -> None:
-        """``[lo, hi)`` inside one stat chunk of :attr:`chunk` elements."""
+        """``[lo, hi)`` inside one chunk of :attr:`chunk` elements."""
         xc = flat[lo:hi]
         u = xc.view(np.uint32)
         mag, mask = _chain_buffers(hi - lo)
-        b = self.bounds
+        c = lo // self.chunk
         with np.errstate(all="ignore"):
-            if b.subnormal:  # the operand's subnormals read as zeros (vector_mul's _daz)
+            if self.daz:
                 _flush_subnormals(u, mag, mask)
-                b = b.flushed()
-            for f, block, fb in self.steps:
+            for (f, wide, block), (sub, nan) in zip(self.steps, self.fixes):
                 if block is None:
                     np.multiply(xc, f, out=xc)
-                else:
-                    if lo % block == 0 and hi % block == 0:
-                        x2 = xc.reshape(-1, block)
-                        fs = f[lo // block : hi // block]
-                        # an explicit stride-0 view: faster in numpy than broadcasting fs[:, None]
-                        f2 = np.lib.stride_tricks.as_strided(fs, (fs.size, block), (fs.strides[0], 0), writeable=False)
-                        np.multiply(x2, f2, out=x2)
-                    else:  # a range that splits a block: one factor per element
-                        np.multiply(xc, f[np.arange(lo, hi) // block], out=xc)
-                    fb = Magnitudes(*fb[lo // self.chunk])
-                p = b.times(fb)
-                if p.subnormal:
+                elif lo % block == 0 and hi % block == 0:
+                    x2 = xc.reshape(-1, block)
+                    np.multiply(x2, wide[lo // block : hi // block], out=x2)
+                else:  # a range that splits a block: one factor per element
+                    np.multiply(xc, f[np.arange(lo, hi) // block], out=xc)
+                if sub[c]:
                     _flush_subnormals(u, mag, mask)
-                if p.nan:
+                if nan[c]:
                     _canonical_nans(u, mask)
-                b = p.flushed()
 
 
 def scale_chain_inplace(

@@ -685,3 +685,20 @@ def test_reference_self_check():
     assert rngd_mul(np.float32(3e38), np.float32(2.0)) == np.inf
     assert e8m0_to_f32(np.array([0], np.uint8)).view(np.uint32)[0] == 0x00400000  # 2^-127, subnormal
     assert math.isnan(e4m3_to_f32(np.array([0xFF], np.uint8))[0])
+
+
+def test_simulate_program_into_a_given_array():
+    from fetchc.golden.sim import SimError, simulate_program
+    from fetchc.seqbin import read
+
+    codes = np.random.default_rng(50).integers(0, 16, (4, 128), dtype=np.uint8)
+    sb = read(fetchc.compile(nvfp4_kernel(4, 128)).seq_bin)
+    image = np.zeros(512, np.uint8)
+    image[:256] = pack(codes).reshape(-1)
+    buf = np.full(512, np.nan, np.float32)
+    got = simulate_program(sb.programs[0], sb.tables, image, out=buf)
+    assert np.shares_memory(got, buf) and got.shape == (16, 32)
+    assert_bits(buf.reshape(4, 128), e2m1(codes))
+    for bad in (np.zeros(511, np.float32), np.zeros(512, np.float64), np.zeros((512, 2), np.float32)[:, 0]):
+        with pytest.raises(SimError, match="out= must be"):
+            simulate_program(sb.programs[0], sb.tables, image, out=bad)

@@ -23,6 +23,7 @@ Spec: ir.md §1-3, hardware.md §2-3.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import ClassVar
 
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
@@ -156,8 +157,10 @@ class FetchOp(IRDLOperation):
 
     Properties: ``map`` (linear affine map from the stream's time then packet
     dims to the memref's indices; default identity when the ranks agree),
-    ``base`` (DM byte address of the memref's element 0, default 0),
-    ``read_size`` (optional, elements per hardware access).
+    ``base`` (DM byte address of the memref's element 0; the constructor's
+    default is 0, ``base=None`` leaves it out so that the memref's placement
+    decides, ir.md §2a), ``read_size`` (optional, elements per hardware
+    access).
     Verifies rules 6-8 of ir.md §3; rule 8 (sequencer limits) derives the
     configuration with :func:`fetchc.sequencer.derive` and reports its error.
     """
@@ -178,10 +181,10 @@ class FetchOp(IRDLOperation):
         source: SSAValue,
         result_type: StreamType,
         map: AffineMap | None = None,
-        base: int = 0,
+        base: int | None = 0,
         read_size: int | None = None,
     ):
-        props: dict[str, Attribute] = {"base": IntegerAttr(base, i64)}
+        props: dict[str, Attribute] = {} if base is None else {"base": IntegerAttr(base, i64)}
         if map is not None:
             props["map"] = AffineMapAttr(map)
         if read_size is not None:
@@ -223,7 +226,13 @@ class FetchOp(IRDLOperation):
         the numbers when a limit is exceeded."""
         if infer_cast and cast_out is None:
             cast_out = FetchChain.of(self).cast_output()
-        found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+        key = (self.source.type, self.result.type, self.map, self.base, self.read_size, cast_out)
+        memo = self.__dict__.get("_sequencer_memo")
+        if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key)):
+            found = memo[1]
+        else:
+            found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+            self.__dict__["_sequencer_memo"] = (key, found)
         if isinstance(found, OpError):
             raise OpError(found.message, found.notes)
         return found
@@ -369,12 +378,18 @@ class TableLookupOp(_StreamToStream):
             raise OpError(msg)
 
         def main_only() -> None:
-            if src.ctx == "sub":
+            if not target.has_table_register(src.ctx):
+                auto = (
+                    "; or write fetch.convert instead, which fetchc routes this way automatically "
+                    "(fetch-route-sub-decode, in the default pipeline)"
+                    if src.elem == target.F4E2M1FN
+                    else ""
+                )
                 raise OpError(
                     "runs on the sub Fetch Unit, which has no table-lookup register (only the main "
                     "context's mode_indirect_table can point at a table); decode on the main context, "
                     "commit the decoded stream to DM with rngd.commit, then stage it with a plain "
-                    "convert-only StoTrf fetch on the sub context"
+                    "convert-only StoTrf fetch on the sub context" + auto
                 )
 
         run_checks([
@@ -576,9 +591,16 @@ class DequantOp(IRDLOperation):
     tensor scale (nvfp4 only).  Result: f32 stream of the same shape.
     ``scale_base`` (optional, bytes, default 0): DM address of the block-scale
     memref's element 0, used by the scale fetch that the split inserts.
-    ``fetch-split-scaling`` lowers it."""
+    ``fetch-split-scaling`` lowers it on the ``main`` context; on ``sub``
+    (no table register) ``fetch-route-sub-decode`` routes the decode through
+    a DM scratch buffer first, and ``fetch-split-scaling`` reports it when
+    that pass did not run."""
 
     name = "fetch.dequant"
+
+    RESULT_ELEMENT: ClassVar[target.ElementType] = target.F32
+    """The element type of the decoded stream (ir.md §2: a decode to f32);
+    :meth:`result_type` gives the whole result type."""
 
     input = operand_def(StreamType)
     bscale = operand_def(MemRefType)
@@ -611,6 +633,12 @@ class DequantOp(IRDLOperation):
             properties=props,
         )
 
+    @classmethod
+    def result_type(cls, codes: StreamType) -> StreamType:
+        """The result type for a codes stream of type ``codes``: its context
+        and shapes, element :data:`RESULT_ELEMENT` (``f32``)."""
+        return codes.with_element(target.mlir_type(cls.RESULT_ELEMENT))
+
     def verify_(self) -> None:
         src = self.input.type
         dst = self.result.type
@@ -624,8 +652,8 @@ class DequantOp(IRDLOperation):
             spec = target.DEQUANT_FORMATS[fmt]
             if src.elem != target.F4E2M1FN:
                 raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
-            if dst.elem != target.F32:
-                raise OpError(f"produces f32, not {_tname(dst.element_type)}")
+            if dst.elem != self.RESULT_ELEMENT:
+                raise OpError(f"produces {self.RESULT_ELEMENT.name}, not {_tname(dst.element_type)}")
             if target.element_type(bs.element_type) != spec.scale:
                 raise OpError(
                     f"{fmt} block scales are {spec.scale.name}, but the scale memref holds {_tname(bs.element_type)}"
@@ -636,18 +664,11 @@ class DequantOp(IRDLOperation):
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
             if self.scale_base is not None:
                 sb = self.scale_base.value.data
-                if sb < 0 or sb % target.BASE_ALIGN or sb >= target.BASE_LIMIT:
+                if not target.is_dm_base(sb):
                     raise OpError(
                         f"scale_base {sb} must be a DM byte address that is a multiple of "
                         f"{target.BASE_ALIGN} and below 2^32 (it is the base of the block-scale fetch)"
                     )
-
-        def main_only() -> None:
-            if src.ctx == "sub":
-                raise OpError(
-                    "decodes through a table, which the sub Fetch Unit does not have; decode on the main "
-                    "context, commit to DM, then stage with a convert-only StoTrf on the sub context"
-                )
 
         def order() -> None:
             prev = self.input.owner
@@ -677,7 +698,6 @@ class DequantOp(IRDLOperation):
         run_checks([
             lambda: check_stream_operands(self),
             formats,
-            main_only,
             order,
             scale_shape,
             lambda: check_linear_uses(self),

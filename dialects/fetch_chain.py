@@ -113,7 +113,9 @@ def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
     use is also reported by the consumer's verifier).  Called by the driver
     after op verification, since ``func.func`` is not ours to verify."""
     out: list[tuple[Operation, str]] = []
-    for op in module.walk():
+    from fetchc.rewriting import walk
+
+    for op in walk(module):
         if op.name != "func.func":
             continue
         ftype = getattr(op, "function_type", None)

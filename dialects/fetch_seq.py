@@ -26,6 +26,7 @@ Spec: ir.md §4 (``fetch-to-seq``), seqbin.md, hardware.md §2-3, §5.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -249,6 +250,13 @@ class TableOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1024)
+def _i64(value: int) -> IntegerAttr:
+    """``IntegerAttr(value, i64)``, shared: register blocks repeat the same
+    small numbers, and attributes are immutable."""
+    return IntegerAttr(value, i64)
+
+
 def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
     return tuple(int(x) for x in attr.get_values())
 
@@ -320,9 +328,9 @@ class ProgramOp(IRDLOperation):
         props: dict[str, Attribute] = {
             "program_name": StringAttr(program_name),
             "unit": FetchUnitAttr(Unit(result_type.ctx)),
-            "base": IntegerAttr(base, i64),
-            "packet_size": IntegerAttr(packet_size, i64),
-            "fetch_size": IntegerAttr(fetch_size, i64),
+            "base": _i64(base),
+            "packet_size": _i64(packet_size),
+            "fetch_size": _i64(fetch_size),
             "limits": DenseArrayBase.from_list(i64, list(limits)),
             "strides": DenseArrayBase.from_list(i64, list(strides)),
             "stages": StagesAttr(stages),
@@ -334,9 +342,9 @@ class ProgramOp(IRDLOperation):
         if zero_point is not None:
             props["zero_point"] = IntegerAttr(zero_point[1], i32)
         props["zp_mode"] = ZpModeAttr.of(zero_point[0] if zero_point else None)
-        props["flit_count"] = IntegerAttr(flit_count, i64)
-        props["words_per_packet"] = IntegerAttr(words_per_packet, i64)
-        props["cycles"] = IntegerAttr(cycles, i64)
+        props["flit_count"] = _i64(flit_count)
+        props["words_per_packet"] = _i64(words_per_packet)
+        props["cycles"] = _i64(cycles)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def field(self, name: str) -> int | None:

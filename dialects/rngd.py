@@ -6,7 +6,8 @@ Types: ``!rngd.trf<e>`` (data staged in the tensor register file),
 Ops: ``rngd.switch`` and ``rngd.collect`` (pass-through), ``rngd.commit``
 (stream → DM), ``rngd.to_trf``, ``rngd.to_vrf``, ``rngd.transpose``,
 ``rngd.contract_outer`` (the Contraction Engine), and the two Vector Engine
-ops that ``fetch-split-scaling`` introduces:
+ops that ``fetch-split-scaling`` introduces, and ``rngd.scratch`` (a DM
+buffer of the compiler's own):
 
 * ``rngd.block_scale %x, %s {block = B}``: ``out[..., j] = x[..., j] *
   decode(s[..., j / B])`` in f32, where the scale stream has the value
@@ -16,6 +17,10 @@ ops that ``fetch-split-scaling`` introduces:
   multiply per element, correctly rounded.
 * ``rngd.tensor_scale %x, %g``: ``out = x * g`` in f32 with a scalar ``f32``
   SSA value.
+* ``%buf = rngd.scratch : memref<...>``: a row-major DM buffer that belongs
+  to the compiler, not to the kernel's caller (``fetch-route-sub-decode``
+  creates one per routed decode).  ``fetch-place-dm`` gives it its
+  ``dm_base`` property (bytes) after every argument of its kernel.
 
 Rule 3 of ir.md §3 (``i5``/``i9`` only reach ``rngd.contract_outer``, through
 ``rngd.switch``/``rngd.collect``) is checked here, at the consumer, with a
@@ -28,7 +33,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, TypeAttribute, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, TypeAttribute, i64
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -36,6 +41,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
 )
@@ -279,13 +285,25 @@ class ContractOuterOp(IRDLOperation):
     def __init__(self, input: SSAValue, weights: SSAValue, result_type: Attribute):
         super().__init__(operands=[input, weights], result_types=[result_type])
 
+    @staticmethod
+    def accumulator_element(elem: target.ElementType | None) -> target.ElementType:
+        """The accumulator element type for an input stream of ``elem``:
+        ``f32`` for float inputs (and types the hardware lacks), ``i32`` for
+        integer ones, including ``i5``/``i9``."""
+        return target.F32 if (elem is None or elem.is_float) else target.I32
+
+    @classmethod
+    def result_type(cls, input: StreamType) -> StreamType:
+        """The accumulator stream type for an input stream of type ``input``:
+        same context and shapes, element :meth:`accumulator_element`."""
+        return input.with_element(target.mlir_type(cls.accumulator_element(input.elem)))
+
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
         assert isinstance(src, StreamType) and isinstance(dst, StreamType)
 
         def acc() -> None:
-            s = src.elem
-            want = target.F32 if (s is None or s.is_float) else target.I32
+            want = self.accumulator_element(src.elem)
             if dst.elem != want:
                 raise OpError(
                     f"accumulates {target.type_name(src.element_type)} into {want.name}, "
@@ -381,8 +399,117 @@ class TensorScaleOp(IRDLOperation):
         ])
 
 
+SCRATCH_USERS = {
+    "fetch.fetch": 0,
+    "fetch.dequant": 1,
+    "rngd.commit": 1,
+    "fetch_seq.program": 0,
+}
+"""The ops that may use a ``rngd.scratch`` buffer, and the operand that
+holds it (the memref a fetch reads, a dequant's block scales, a commit's
+destination)."""
+
+
+@irdl_op_definition
+class ScratchOp(IRDLOperation):
+    """``%buf = rngd.scratch [{dm_base = N : i64}] : memref<...>``: a DM buffer
+    that the compiler owns (ir.md §2a: the kernel's tensors are its memref
+    arguments; scratch buffers come after them).
+
+    The memref is row-major (no layout attribute), has a static shape and an
+    element type the Fetch Unit reads.  ``dm_base`` (bytes, optional): the DM
+    byte address of its element 0, set by ``fetch-place-dm`` (which places
+    every scratch buffer of a kernel after all its arguments and rejects any
+    other address: explicit placement is not possible).  It sits directly in
+    a ``func.func`` body (a kernel owns it) and is used only as the memref of
+    ``fetch.fetch``, ``fetch.dequant`` (block scales), ``rngd.commit`` and
+    ``fetch_seq.program``.  The MANIFEST lists it as a tensor with ``"arg":
+    null`` and ``"scratch": true`` (seqbin.md)."""
+
+    name = "rngd.scratch"
+    result = result_def(MemRefType)
+    dm_base = opt_prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType, dm_base: int | None = None):
+        props = {} if dm_base is None else {"dm_base": IntegerAttr(dm_base, i64)}
+        super().__init__(result_types=[result_type], properties=props)
+
+    @property
+    def memref(self) -> MemRefType:
+        assert isinstance(self.result.type, MemRefType)
+        return self.result.type
+
+    @property
+    def base_value(self) -> int | None:
+        """``dm_base`` in bytes, or None before placement."""
+        return None if self.dm_base is None else self.dm_base.value.data
+
+    def verify_(self) -> None:
+        mt = self.memref
+
+        def placement() -> None:
+            block = self.parent_block()
+            parent = block.parent_op() if block is not None else None
+            if parent is None or parent.name != "func.func" or block.prev_block is not None:
+                where = "outside a func.func" if parent is None else f"inside '{parent.name}'"
+                if parent is not None and parent.name == "func.func":
+                    where = "outside the entry block of its func.func"
+                raise OpError(
+                    f"is {where}: a scratch buffer belongs to a kernel and sits directly in the entry block "
+                    "of its func.func"
+                )
+
+        def layout() -> None:
+            elem = target.element_type(mt.element_type)
+            if elem is None or elem.in_flight_only:
+                raise OpError(
+                    f"is a memref of {target.type_name(mt.element_type)}, which has no DM layout: a scratch "
+                    "buffer holds an element type the Fetch Unit reads"
+                )
+            if any(d < 0 for d in mt.get_shape()):
+                raise OpError("has a dynamic shape: a scratch buffer has a static shape")
+            if not isinstance(mt.layout, NoneAttr) or not isinstance(mt.memory_space, NoneAttr):
+                raise OpError(
+                    "has a layout or memory space attribute: a scratch buffer is a plain row-major memref"
+                )
+
+        def base() -> None:
+            b = self.base_value
+            if b is not None and not target.is_dm_base(b):
+                raise OpError(
+                    f"dm_base {b} must be a DM byte address that is a multiple of {target.BASE_ALIGN} and "
+                    "below 2^32"
+                )
+
+        def uses() -> None:
+            for use in self.result.uses:
+                user = use.operation
+                if SCRATCH_USERS.get(user.name) != use.index:
+                    raise OpError(
+                        f"is used by '{user.name}': a scratch buffer is the compiler's own DM tensor, read by "
+                        "fetch.fetch (or fetch.dequant's block scales) and written by rngd.commit",
+                        [(user, "used here")],
+                    )
+
+        run_checks([placement, layout, base, uses])
+
+
 Rngd = Dialect(
     "rngd",
-    [SwitchOp, CollectOp, TransposeOp, CommitOp, ToTrfOp, ToVrfOp, ContractOuterOp, BlockScaleOp, TensorScaleOp],
+    [
+        SwitchOp,
+        CollectOp,
+        TransposeOp,
+        CommitOp,
+        ToTrfOp,
+        ToVrfOp,
+        ContractOuterOp,
+        BlockScaleOp,
+        TensorScaleOp,
+        ScratchOp,
+    ],
     [TrfType, VrfType],
 )

@@ -9,7 +9,8 @@ Example::
         print(p.name, p.limits, p.strides)
     print(result.mlir)          # residual IR: fetch_seq programs + rngd downstream ops
 
-or build the module in memory with the op constructors (``FetchOp``,
+or build the module in Python with :mod:`fetchc.builder` (stream types
+inferred, each op verified as it is built), or with the op constructors (``FetchOp``,
 ``TableLookupOp``, ``CastOp``, ``ZpSubOp``, ``ConvertOp``, ``DequantOp`` of
 :mod:`fetchc.dialects.fetch`, the ``rngd`` ops, ``func.FuncOp``) and pass
 the ``ModuleOp``: the embedding use case (see ``test/pytest/test_api.py``).
@@ -80,12 +81,12 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     """Compile MLIR text, or a ``builtin.module`` built in memory (which is
     modified in place), to ``seq.bin``.
 
-    ``pipeline`` overrides the default ``fetch-place-dm,
-    fetch-legalize-convert, fetch-split-scaling, fetch-to-seq`` (xdsl-opt
-    syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
+    ``pipeline`` overrides the default ``fetch-route-sub-decode,
+    fetch-place-dm, fetch-legalize-convert, fetch-split-scaling,
+    fetch-to-seq`` (xdsl-opt syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
-    from fetchc.frontend.context import make_context
+    from fetchc.frontend.context import shared_context
     from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
     from fetchc.seqbin.emit import emit_seqbin
     from fetchc.frontend.parsing import parse_module
@@ -94,7 +95,7 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
         raise TypeError(
             f"fetchc.compile takes MLIR text (str) or a builtin.module (ModuleOp), not {type(module_or_text).__name__}"
         )
-    ctx = make_context()
+    ctx = shared_context()
     module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
     passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
     result = run_pipeline(module, ctx, passes)

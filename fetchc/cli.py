@@ -18,8 +18,14 @@ output file is created or overwritten.
 
 from __future__ import annotations
 
-import argparse
+from fetchc import startup
+
+startup.install()  # before xDSL is imported: see fetchc/startup.py
+
+import argparse  # noqa: E402
 import json
+import os
+import stat
 import sys
 
 from fetchc import __version__
@@ -69,7 +75,7 @@ def _read_input(path: str) -> bytes:
 
 
 def main_compile(argv: list[str]) -> int:
-    from fetchc.frontend.context import make_context
+    from fetchc.frontend.context import shared_context
     from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
     from fetchc.outputs import write_output
     from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
@@ -100,7 +106,7 @@ def main_compile(argv: list[str]) -> int:
     if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
         return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
 
-    ctx = make_context()
+    ctx = shared_context()
     outputs: list[bytes] = []
     failed = False
     for chunk, offset in chunks:
@@ -116,7 +122,8 @@ def main_compile(argv: list[str]) -> int:
             sys.stderr.write(print_module(m, _generic, _debuginfo))
 
         if module is not None:
-            result = run_pipeline(module, ctx, passes, after if args.print_ir_after_all else None)
+            with _pass_prints_to_stderr(args.output):
+                result = run_pipeline(module, ctx, passes, after if args.print_ir_after_all else None)
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
                 try:
@@ -144,6 +151,20 @@ def main_compile(argv: list[str]) -> int:
     return 0
 
 
+def _pass_prints_to_stderr(output: str):
+    """A context in which ``print`` goes to stderr when ``-o`` is stdout
+    (``-``, ``/dev/stdout``...): a pass that prints (xDSL's
+    ``eqsat-serialize-egraph`` writes JSON) must not corrupt the output.
+    With ``-o FILE`` the prints stay on stdout, the user's choice."""
+    import contextlib
+
+    from fetchc.outputs import output_target
+
+    if output_target(output) in (("stdout", None), ("fd", 1)):
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
+
+
 def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
     from fetchc.driver import print_module
     from fetchc.seqbin.emit import emit_seqbin
@@ -163,6 +184,7 @@ def main_dis(argv: list[str]) -> int:
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     args = p.parse_args(argv)
     name = "<stdin>" if args.input == "-" else args.input
+    load_numpy()  # the disassembler formats values with numpy / ml_dtypes
     try:
         data = _read_input(args.input)
     except OSError as e:
@@ -215,7 +237,8 @@ def _sim_parser() -> argparse.ArgumentParser:
     p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
     p.add_argument(
         "-o", dest="output", required=True, metavar="OUT",
-        help="output path, used exactly: .npy data with --program, else .npz data keyed by program name",
+        help="output path, used exactly (no suffix added): .npy data with --program, else .npz data keyed by "
+        "program name; '-' or /dev/stdout writes to stdout (a pipe works)",
     )
     return p
 
@@ -227,18 +250,13 @@ def main_sim(argv: list[str]) -> int:
     status: 0 on success, 2 on a usage error (also: both or neither of
     ``--dm`` and ``--arg``), 1 on any other error (unreadable or invalid
     seq.bin, missing DM image, a bad ``--arg`` name or array, a simulation
-    error, an unwritable output), printed as ``error: ...`` on stderr, never
-    a traceback.  ``-o`` is written exactly as named (no suffix is
-    appended), atomically: on failure no file is created and an existing one
-    is left as it was."""
-    import numpy as np
-
-    from fetchc.golden.inputs import InputError, parse_arg_specs
-    from fetchc.golden.run import RunError, simulate_with_args, write_npz
-    from fetchc.golden.sim import SimError, simulate
-    from fetchc.outputs import write_atomically
-    from fetchc.seqbin import SeqBinError, read
-
+    error, more memory needed than ``fetchc sim`` may allocate, an
+    unwritable output), printed as ``error: ...`` on stderr, never a
+    traceback.  ``-o`` is written exactly as named (no suffix appended) by
+    :func:`fetchc.outputs.write_output`: atomically for a file (on failure no
+    file is created and an existing one is left as it was), in place for
+    ``/dev/stdout``, a pipe or a FIFO.  The ``.npz`` keys are the program
+    names, whatever they are (:func:`fetchc.outputs.write_npz`)."""
     parser = _sim_parser()
     try:
         try:
@@ -252,6 +270,15 @@ def main_sim(argv: list[str]) -> int:
             return 2  # a usage error, like argparse and the other subcommands
         except SystemExit as e:  # --help
             return int(e.code or 0) if not isinstance(e.code, str) else 1
+        load_numpy()
+        import numpy as np
+
+        from fetchc.golden.inputs import InputError, parse_arg_specs
+        from fetchc.golden.run import RunError, simulate_with_args
+        from fetchc.golden.sim import SimError, check_memory, simulate
+        from fetchc.outputs import write_npy, write_npz, write_output
+        from fetchc.seqbin import SeqBinError, read
+
         try:
             with open(args.seqbin, "rb") as f:
                 data = f.read()
@@ -271,6 +298,15 @@ def main_sim(argv: list[str]) -> int:
                 return _error(f"{args.seqbin}: {e}")
         else:
             try:
+                st = os.stat(args.dm)
+            except OSError as e:
+                return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+            if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
+                try:  # the DM image and every output, before reading or allocating anything
+                    check_memory(sb, st.st_size, args.program)
+                except SimError as e:
+                    return _error(f"{args.seqbin}: {e}")
+            try:
                 dm = np.fromfile(args.dm, dtype=np.uint8)
             except OSError as e:
                 return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
@@ -278,21 +314,114 @@ def main_sim(argv: list[str]) -> int:
                 results = simulate(sb, dm, args.program, shaped=True)
             except SimError as e:
                 return _error(f"{args.seqbin}: {e}")
+            del dm
         if args.program is not None:
             arr = results[args.program]
-            write_atomically(args.output, lambda f: np.save(f, arr, allow_pickle=False))
+            write = lambda f: write_npy(f, arr)  # noqa: E731
         else:
-            write_npz(args.output, results)
+            write = lambda f: write_npz(f, results)  # noqa: E731
+        try:
+            write_output(args.output, write)
+        except OSError as e:
+            return _error(f"cannot write '{args.output}': {e.strerror or e}")
+        except ValueError as e:  # program names an .npz cannot hold
+            return _error(f"cannot write '{args.output}': {e}")
         return 0
     except KeyboardInterrupt:
         return _error("interrupted")
     except OSError as e:
         where = getattr(e, "filename", None)
         return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
-    except MemoryError:
-        return _error("out of memory")
+    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
+        raise  # main() words these
     except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
         return _error(f"internal error: {type(e).__name__}: {e}")
+
+
+def _program_keys(sb) -> list[str]:
+    from fetchc.golden.sim import program_key
+
+    return [program_key(p, i) for i, p in enumerate(sb.programs)]
+
+
+# --------------------------------------------------------------------------
+# Resources: stack, memory, numpy (issue 10)
+# --------------------------------------------------------------------------
+
+
+class ResourceExhausted(Exception):
+    """A resource ran out (memory, address space, threads): ``main`` prints
+    ``error: <message>`` and exits 1."""
+
+
+NUMPY_HEADROOM_BYTES = 96 << 20
+"""Address space that must be free before numpy is imported under an
+address-space limit (numpy, its OpenBLAS with one thread and ml_dtypes map
+about 90 MiB)."""
+
+
+def address_space_limit() -> int | None:
+    """The soft ``RLIMIT_AS`` (``ulimit -v``) in bytes, or None when there is
+    none (or the platform has no ``resource`` module)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def _limit_text() -> str:
+    limit = address_space_limit()
+    return f" (the address-space limit, ulimit -v, is {limit >> 20} MiB)" if limit is not None else ""
+
+
+def _is_memory_message(text: str) -> bool:
+    t = text.lower()
+    return any(
+        k in t
+        for k in ("failed to map segment", "cannot allocate memory", "memoryerror", "out of memory",
+                  "memory allocation", "cannot map zero-fill pages", "can't start new thread")
+    )
+
+
+def load_numpy() -> None:
+    """Import numpy and ml_dtypes (``fetchc dis``, ``sim`` and ``run`` need
+    them; compiling does not), turning a failure into a clear error.
+
+    Under an address-space limit, OpenBLAS (numpy's BLAS) is limited to one
+    thread unless ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` say
+    otherwise (each of its threads maps a 32-64 MiB buffer, and when that
+    fails it exits the process with no way to catch it), and
+    :data:`NUMPY_HEADROOM_BYTES` of address space are probed first.  Raises
+    :class:`ResourceExhausted` (``not enough memory to load numpy ...``) or
+    ``ImportError`` for a broken installation."""
+    if "numpy" in sys.modules and "ml_dtypes" in sys.modules:
+        return
+    if "numpy" not in sys.modules and address_space_limit() is not None:
+        if not any(v in os.environ for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")):
+            os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        import mmap
+
+        try:
+            probe = mmap.mmap(-1, NUMPY_HEADROOM_BYTES)
+            probe.close()
+        except (OSError, MemoryError, ValueError):
+            raise ResourceExhausted(
+                f"not enough memory to load numpy: less than {NUMPY_HEADROOM_BYTES >> 20} MiB of address space "
+                f"is left{_limit_text()}"
+            ) from None
+    try:
+        import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
+        import ml_dtypes  # noqa: F401
+    except MemoryError:
+        raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
+    except ImportError as e:
+        chain = f"{e} {e.__cause__ or ''} {e.__context__ or ''}"
+        if _is_memory_message(chain):
+            raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
+        raise
 
 
 # --------------------------------------------------------------------------
@@ -318,7 +447,10 @@ def _run_parser() -> argparse.ArgumentParser:
         help="an input tensor from a .npy file (memref shape; ml_dtypes or raw bits; 4-bit codes one per element "
         "or packed two per byte), or an f32 scalar's value; repeat for every input",
     )
-    p.add_argument("-o", dest="output", required=True, metavar="OUT.npz", help="output .npz path, used exactly")
+    p.add_argument(
+        "-o", dest="output", required=True, metavar="OUT.npz",
+        help="output .npz path, used exactly (no suffix added); '-' or /dev/stdout writes to stdout (a pipe works)",
+    )
     return p
 
 
@@ -330,12 +462,6 @@ def main_run(argv: list[str]) -> int:
     whose arithmetic fetchc does not specify feeding a commit, an unwritable
     output), printed as a located diagnostic or ``error: ...`` on stderr,
     never a traceback.  On error no output file is created or overwritten."""
-    from fetchc.api import compile as compile_
-    from fetchc.frontend.parsing import decode_source
-    from fetchc.golden.inputs import InputError, parse_arg_specs
-    from fetchc.golden.run import RunError, run_seqbin, write_npz
-    from fetchc.golden.sim import SimError
-
     parser = _run_parser()
     try:
         try:
@@ -346,6 +472,13 @@ def main_run(argv: list[str]) -> int:
             return 2
         except SystemExit as e:  # --help
             return int(e.code or 0) if not isinstance(e.code, str) else 1
+        load_numpy()
+        from fetchc.api import compile as compile_
+        from fetchc.frontend.parsing import decode_source
+        from fetchc.golden.inputs import InputError, parse_arg_specs
+        from fetchc.golden.run import RunError, run_seqbin, write_npz
+        from fetchc.golden.sim import SimError
+
         filename = "<stdin>" if args.input == "-" else args.input
         try:
             data = _read_input(args.input)
@@ -369,15 +502,20 @@ def main_run(argv: list[str]) -> int:
         except DiagnosticError as e:
             sys.stderr.write(render_all(e.diagnostics, sources))
             return 1
-        write_npz(args.output, outputs)
+        try:
+            write_npz(args.output, outputs)
+        except OSError as e:
+            return _error(f"cannot write '{args.output}': {e.strerror or e}")
+        except ValueError as e:  # tensor names an .npz cannot hold
+            return _error(f"cannot write '{args.output}': {e}")
         return 0
     except KeyboardInterrupt:
         return _error("interrupted")
     except OSError as e:
         where = getattr(e, "filename", None)
-        return _error(f"cannot write '{where or args.output}': {e.strerror or e}")
-    except MemoryError:
-        return _error("out of memory")
+        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
+        raise  # main() words these
     except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
         return _error(f"internal error: {type(e).__name__}: {e}")
 
@@ -387,17 +525,71 @@ DEEP_STACK_BYTES = 256 << 20
 recurse once per nesting level (about ten Python frames each), so deeply
 nested IR needs more than the default recursion limit and C stack."""
 DEEP_RECURSION_LIMIT = 50_000
-"""Python recursion limit while a command runs (about 5000 nesting levels);
-beyond it the input is reported as nested too deeply."""
+"""Python recursion limit while a command runs on a :data:`DEEP_STACK_BYTES`
+stack (about 5000 nesting levels); beyond it the input is reported as
+nested too deeply.  A smaller stack gets a proportionally smaller limit."""
+MIN_STACK_BYTES = 8 << 20
+"""The smallest worker stack tried before falling back to the main thread."""
+
+STACK_IN_USE: tuple[int, int] | None = None
+"""``(stack bytes, recursion limit)`` of the last command run by
+:func:`_call_with_deep_stack`; stack 0 means the main thread."""
+
+
+_ARENAS_LIMITED = False
+
+
+def _limit_malloc_arenas() -> None:
+    """Under an address-space limit, make glibc's ``malloc`` use a single
+    arena (``mallopt(M_ARENA_MAX, 1)``): by default every thread that
+    allocates reserves a 64 MiB arena of address space, which a ``ulimit -v``
+    of a few hundred MiB cannot afford.  Nothing happens without a limit or
+    where ``mallopt`` is not available."""
+    global _ARENAS_LIMITED
+    if _ARENAS_LIMITED or address_space_limit() is None or not sys.platform.startswith("linux"):
+        return
+    _ARENAS_LIMITED = True
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX (malloc.h)
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
+def _stack_plan() -> list[int]:
+    """Worker stack sizes to try, largest first: :data:`DEEP_STACK_BYTES`, or
+    an eighth of an address-space limit (``ulimit -v``) when that is
+    smaller, so the stack's reservation leaves room for the heap (and numpy);
+    then quarters of it down to :data:`MIN_STACK_BYTES`."""
+    top = DEEP_STACK_BYTES
+    limit = address_space_limit()
+    if limit is not None:
+        top = min(top, max(MIN_STACK_BYTES, (limit // 8) & ~0xFFFFF))
+    sizes = [top]
+    while sizes[-1] // 4 >= MIN_STACK_BYTES:
+        sizes.append(sizes[-1] // 4)
+    return sizes
+
+
+def recursion_limit_for(stack_bytes: int) -> int:
+    """The recursion limit used on a worker thread with ``stack_bytes`` of
+    stack: :data:`DEEP_RECURSION_LIMIT` scaled down in proportion, never
+    below Python's default of 1000."""
+    return max(1000, DEEP_RECURSION_LIMIT * stack_bytes // DEEP_STACK_BYTES)
 
 
 def _call_with_deep_stack(fn, *args):
-    """``fn(*args)`` on a thread with a :data:`DEEP_STACK_BYTES` stack and
-    :data:`DEEP_RECURSION_LIMIT` recursion limit; returns its result or
-    re-raises its exception.  Falls back to a direct call where the platform
-    refuses the stack size."""
+    """``fn(*args)`` on a thread with a large stack (:func:`_stack_plan`) and
+    a recursion limit to match (:func:`recursion_limit_for`); returns its
+    result or re-raises its exception.  When no such thread can be started
+    (an address-space limit, a thread limit: ``can't start new thread``),
+    smaller stacks are tried, then ``fn`` runs on the calling thread with
+    the current recursion limit: deep inputs then fail with ``nesting too
+    deep`` sooner, and nothing else changes."""
     import threading
 
+    global STACK_IN_USE
     outcome: dict[str, object] = {}
 
     def run() -> None:
@@ -406,24 +598,35 @@ def _call_with_deep_stack(fn, *args):
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
             outcome["error"] = e
 
-    try:
-        old_stack = threading.stack_size(DEEP_STACK_BYTES)
-    except (ValueError, RuntimeError):
-        return fn(*args)
     old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
     worker = None
-    try:
+    for size in _stack_plan():
+        try:
+            old_stack = threading.stack_size(size)
+        except (ValueError, RuntimeError):
+            break  # the platform refuses to set a stack size
+        limit = recursion_limit_for(size)
+        sys.setrecursionlimit(max(old_limit, limit))
         try:
             worker = threading.Thread(target=run, name="fetchc", daemon=True)
             worker.start()
+        except (RuntimeError, MemoryError):  # can't start new thread
+            worker = None
+            sys.setrecursionlimit(old_limit)
+            continue
         finally:
             threading.stack_size(old_stack)
+        STACK_IN_USE = (size, max(old_limit, limit))
+        break
+    if worker is None:
+        STACK_IN_USE = (0, old_limit)
+        return fn(*args)
+    try:
         # An interrupted caller (Ctrl-C) leaves the daemon worker to die with
         # the process; in-process callers get the exception.
         worker.join()
     finally:
-        if worker is not None and worker.is_alive():
+        if worker.is_alive():
             # Lowering the limit under a still-deep worker would abort the
             # interpreter ("Cannot recover from stack overflow"): restore it
             # once the worker has unwound.
@@ -454,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fetchc`` console script.  Returns the exit code;
     never lets a Python traceback reach the user."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _limit_malloc_arenas()
     try:
         return _call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help
@@ -461,11 +665,31 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _error("interrupted")
     except BrokenPipeError:
-        return 1
+        return _error("cannot write the output: the reading end of the pipe was closed")
     except RecursionError:
-        return _error("the input is nested too deeply for fetchc")
+        return _error(f"nesting too deep: the input needs more than {_stack_text()}")
+    except MemoryError:
+        return _error(f"out of memory{_limit_text()}")
+    except ResourceExhausted as e:
+        return _error(str(e))
+    except ImportError as e:
+        if _is_memory_message(f"{e} {e.__cause__ or ''} {e.__context__ or ''}"):
+            return _error(f"out of memory while loading {e.name or 'a module'}{_limit_text()}")
+        first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        return _error(f"cannot load {e.name or 'a module'} (broken installation?): {first}")
     except Exception as e:  # noqa: BLE001 - last resort: an internal error, still no traceback
         return _error(f"internal error: {type(e).__name__}: {e} (please report this with the input)")
+
+
+def _stack_text() -> str:
+    if STACK_IN_USE is None:
+        return f"Python's recursion limit of {sys.getrecursionlimit()}"
+    size, limit = STACK_IN_USE
+    if size == 0:
+        return f"the recursion limit of {limit} on the main thread (no larger stack could be reserved{_limit_text()})"
+    if size < DEEP_STACK_BYTES:
+        return f"a {size >> 20} MiB stack with a recursion limit of {limit}{_limit_text()}"
+    return f"a {size >> 20} MiB stack with a recursion limit of {limit}"
 
 
 def entry() -> None:

@@ -11,6 +11,7 @@ Spec: ir.md §4 (default pipeline) and §5 (command line).
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -18,14 +19,25 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from fetchc.frontend.context import all_passes
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error
+from fetchc.frontend.context import all_passes, fetchc_passes
+from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error, op_location
 from fetchc.frontend.verify import verify_module
+from fetchc.rewriting import ChangeTracker, FetchcPass, affected_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fetch-place-dm", "fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq")
-"""ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing."""
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "fetch-route-sub-decode",
+    "fetch-place-dm",
+    "fetch-legalize-convert",
+    "fetch-split-scaling",
+    "fetch-to-seq",
+)
+"""ir.md §4: what ``fetchc in.mlir -o seq.bin`` runs after parsing.
+``fetch-route-sub-decode`` comes before ``fetch-place-dm`` so that the
+placement sees the scratch buffers it creates (and places them after the
+arguments)."""
 
 MLIR_PIPELINE: tuple[str, ...] = DEFAULT_PIPELINE[:-1]
 """What ``--emit=mlir`` runs without ``-p``: the target-level IR (legal
@@ -61,15 +73,74 @@ def print_module(module: ModuleOp, generic: bool = False, debuginfo: bool = Fals
 
 
 def pass_diagnostic(p: ModulePass, err: BaseException, module: ModuleOp) -> Diagnostic:
-    """The diagnostic for an exception a pass raised."""
+    """The diagnostic for an exception the pass ``p`` raised on ``module``.
+
+    * fetchc's :class:`PassError` / :class:`DiagnosticError`: their own
+      located diagnostics.
+    * ``MemoryError``: ``out of memory while running pass 'x'``.
+    * Any other exception from one of fetchc's own passes is a fetchc bug:
+      ``pass 'x' failed with TypeError: ...`` (what the fuzzer looks for).
+    * An exception from one of xDSL's passes (``-p canonicalize,...``):
+      ``pass 'x' failed: <its message>`` for xDSL's deliberate diagnostics
+      (``DiagnosticException``, ``PassFailedException``), else ``pass 'x'
+      failed (xDSL AssertionError: ...): it does not support this input``;
+      located at the innermost op in the traceback's frames that has a file
+      location, with the op named, when there is one."""
     if isinstance(err, PassError):
         return op_error(err.op, err.message, err.notes)
     if isinstance(err, DiagnosticError):
         return err.diagnostics[0]
-    text = str(err).strip().splitlines()
-    return Diagnostic.error(
-        f"pass '{p.name}' failed with {type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
-    )
+    if isinstance(err, MemoryError):
+        return Diagnostic.error(f"out of memory while running pass '{p.name}'")
+    text = _exception_summary(err)
+    if p.name in fetchc_passes():
+        return Diagnostic.error(f"pass '{p.name}' failed with {type(err).__name__}: {text}".rstrip(": "))
+    if isinstance(err, DiagnosticException) and text:
+        msg = f"pass '{p.name}' failed: {text}"
+    else:
+        what = f"xDSL {type(err).__name__}" + (f": {text}" if text else "")
+        msg = f"pass '{p.name}' failed ({what}): it does not support this input"
+    op = _failing_op(err)
+    if op is not None:
+        return Diagnostic.error(f"{msg} (at '{op.name}')", op_location(op))
+    return Diagnostic.error(msg)
+
+
+def _exception_summary(err: BaseException) -> str:
+    """An exception's message on one line, at most about 240 characters
+    (xDSL messages may embed a whole printed module)."""
+    raw = re.sub(r"(?s)\b[A-Z]\w*Op\(\n.*?\n\)", "the module", str(err))  # xDSL's repr of an op
+    lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    text = lines[0] if len(lines[0]) > 20 and not lines[0].endswith(("(", "{", "[")) else " ".join(lines)
+    text = " ".join(text.split())
+    if len(text) > 240:
+        text = text[:100] + " ... " + text[-120:]
+    return text
+
+
+def _failing_op(err: BaseException) -> Operation | None:
+    """The innermost op with a file location that a frame of the traceback
+    was working on (its parameter ``op`` or ``operation``, or ``self`` in
+    an op's method; not a loop variable), not a module."""
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        try:
+            code = frame.f_code
+            params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+            local = frame.f_locals
+            candidates = [local[k] for k in ("op", "operation", "self") if k in params and k in local]
+        except Exception:  # noqa: BLE001 - a frame without readable locals
+            continue
+        for v in candidates:
+            if isinstance(v, Operation) and not isinstance(v, ModuleOp) and op_location(v) is not None:
+                return v
+    return None
 
 
 @dataclass
@@ -103,13 +174,19 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     for p in passes:
+        tracker = ChangeTracker() if isinstance(p, FetchcPass) else None
         try:
-            p.apply(ctx, module)
+            if tracker is not None:
+                p.apply_tracked(ctx, module, tracker.listener)
+            else:
+                p.apply(ctx, module)
         except RecursionError:
             return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
             return PipelineResult(module, [pass_diagnostic(p, err, module)])
-        diags = verify_module(module)
+        # fetchc's own passes report what they touched: re-verify that and the
+        # stream chains around it; any other pass gets a full verification.
+        diags = verify_module(module, None if tracker is None else affected_ops(tracker.changed))
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"

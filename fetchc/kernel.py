@@ -7,18 +7,26 @@ and ``fetchc run`` share.
   ``f32`` arguments.
 * A tensor's DM byte address is its argument attribute ``rngd.dm_base``
   (:data:`DM_BASE_ATTR`), which ``fetch-place-dm`` sets.
+* Its **scratch buffers** (``rngd.scratch`` ops in its body, the compiler's
+  own tensors) come after its arguments, named ``scratch0``, ``scratch1``,
+  ... in program order (:func:`scratch_names`); their address is the op's
+  ``dm_base`` property.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir import Attribute, BlockArgument, Operation
 
-__all__ = ["DM_BASE_ATTR", "tensor_name", "spelled", "arg_attribute"]
+__all__ = ["DM_BASE_ATTR", "SCRATCH_OP", "tensor_name", "spelled", "arg_attribute", "scratch_names"]
 
 DM_BASE_ATTR = "rngd.dm_base"
 """The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
+
+
+SCRATCH_OP = "rngd.scratch"
+"""The op that defines a scratch buffer."""
 
 
 def tensor_name(arg: BlockArgument) -> str:
@@ -43,3 +51,24 @@ def dm_base(func: FuncOp, arg: BlockArgument) -> int | None:
     integer."""
     value = arg_attribute(func, arg, DM_BASE_ATTR)
     return value.value.data if isinstance(value, IntegerAttr) else None
+
+
+def scratch_names(func: FuncOp) -> dict[Operation, str]:
+    """The MANIFEST name of each ``rngd.scratch`` directly in ``func``'s entry
+    block, in program order: ``scratch<k>`` with ``k`` counting from 0,
+    skipping a name that an argument of ``func`` already has (``%scratch0``)."""
+    if not func.body.blocks:
+        return {}
+    entry = func.body.blocks.first
+    assert entry is not None
+    taken = {tensor_name(a) for a in entry.args}
+    out: dict[Operation, str] = {}
+    k = 0
+    for op in entry.ops:
+        if op.name != SCRATCH_OP:
+            continue
+        while f"scratch{k}" in taken:
+            k += 1
+        out[op] = f"scratch{k}"
+        k += 1
+    return out

@@ -24,10 +24,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
+from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.dialects.fetch import FetchOp, StreamType
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
@@ -76,9 +76,9 @@ class TableRegistry:
         self._taken.add(name)
         return TableOp(name, src, dst)
 
-    def materialise(self) -> None:
+    def materialise(self, listener: PatternRewriterListener | None = None) -> None:
         """Insert the tables created by :meth:`symbol` at the top of the
-        module, in order of first use."""
+        module, in order of first use, telling ``listener``."""
         block = self._module.body.block
         anchor = block.first_op
         for table in self._used.values():
@@ -88,6 +88,8 @@ class TableRegistry:
                 block.add_op(table)
             else:
                 block.insert_op_before(table, anchor)
+            if listener is not None:
+                listener.handle_operation_insertion(table)
 
 
 class FetchToProgram(RewritePattern):
@@ -143,7 +145,7 @@ class FetchToProgram(RewritePattern):
         )
         prog.location = op.location
         rewriter.insert(prog)
-        chain.last.results[0].replace_all_uses_with(prog.result)
+        rewriter.replace_all_uses_with(chain.last.results[0], prog.result)
         for stage in reversed(chain.stages):
             rewriter.erase(stage)
         rewriter.erase(op)
@@ -155,7 +157,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
     for a fetch outside a ``func.func`` or two kernels with the same name."""
     names: dict[Operation, str] = {}
     owner_of: dict[str, Operation] = {}
-    for fn in module.walk():
+    for fn in walk(module):
         if not isinstance(fn, func.FuncOp):
             continue
         prefix = [fn.sym_name.data]
@@ -166,7 +168,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
             parent = parent.parent_op()
         kernel = "/".join(prefix)
         index = 0
-        for op in fn.body.walk():
+        for op in walk(fn):
             if isinstance(op, FetchOp):
                 names[op] = f"{kernel}/{index}"
                 index += 1
@@ -179,14 +181,14 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
             )
         if index:
             owner_of[kernel] = fn
-    for op in module.walk():
+    for op in walk(module):
         if isinstance(op, FetchOp) and op not in names:
             raise PassError(op, "must be inside a func.func, whose name names its Fetch Unit program")
     return names
 
 
 @dataclass(frozen=True)
-class FetchToSeqPass(ModulePass):
+class FetchToSeqPass(FetchcPass):
     """``fetch-to-seq`` (ir.md §4).  Raises
     :class:`fetchc.frontend.diagnostics.PassError` for a ``fetch.convert`` or
     ``fetch.dequant`` still present, a ``fetch.fetch`` outside a
@@ -195,8 +197,7 @@ class FetchToSeqPass(ModulePass):
 
     name = "fetch-to-seq"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         tables = TableRegistry(op)
-        pattern = FetchToProgram(tables, program_names(op))
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
-        tables.materialise()
+        apply_pattern(FetchToProgram(tables, program_names(op)), op, listener)
+        tables.materialise(listener)

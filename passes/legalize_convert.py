@@ -10,7 +10,9 @@ adapter stage chain, or a located error saying what the adapter offers.
 The chain comes from :func:`fetchc.target.conversion_chain`.  The pass also
 rejects a chain that would break the stage order together with the stages
 already around the convert (a second cast, a lookup after a cast) and a
-lookup on the ``sub`` context.  Spec: ir.md §4, hardware.md §2.
+lookup on the ``sub`` context (for an ``f4E2M1FN`` source, naming the
+automatic route ``fetch-route-sub-decode`` that did not run before it).
+Spec: ir.md §4, hardware.md §2.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
+from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.frontend.diagnostics import PassError
 from fetchc.dialects.fetch import CastOp, ConvertOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import STAGE_OPS, stages_around
@@ -42,10 +44,21 @@ class LegalizeConvert(RewritePattern):
 
         names = [_KIND_OP[k] for k, _ in chain]
         if not target.has_table_register(src.ctx) and "fetch.table_lookup" in names:
+            head = (
+                f"needs a table lookup for {src.elem} -> {dst.elem}, but the stream is on the sub Fetch Unit, "
+                "which has no table-lookup register"
+            )
+            if src.elem == target.F4E2M1FN:
+                raise PassError(
+                    op,
+                    f"{head}; the automatic route (fetch-route-sub-decode, first in the default pipeline) decodes "
+                    "on the main context into a DM scratch buffer and stages it on the sub context: run it before "
+                    "fetch-legalize-convert, or write the route by hand (decode on main, rngd.commit to DM, then "
+                    "a convert-only StoTrf fetch on sub)",
+                )
             raise PassError(
                 op,
-                f"needs a table lookup for {src.elem} -> {dst.elem}, but the stream is on the sub Fetch Unit, "
-                "which has no table-lookup register; decode on the main context, commit the result to DM "
+                f"{head}; decode on the main context, commit the result to DM "
                 "with rngd.commit, then stage it with a convert-only StoTrf fetch on the sub context",
             )
         if not chain:
@@ -79,12 +92,12 @@ class LegalizeConvert(RewritePattern):
 
 
 @dataclass(frozen=True)
-class LegalizeConvertPass(ModulePass):
+class LegalizeConvertPass(FetchcPass):
     """``fetch-legalize-convert`` (ir.md §4).  Raises
     :class:`fetchc.diagnostics.PassError` at the first ``fetch.convert`` with
     no legal chain."""
 
     name = "fetch-legalize-convert"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LegalizeConvert(), apply_recursively=False).rewrite_module(op)
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        apply_pattern(LegalizeConvert(), op, listener)

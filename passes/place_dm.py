@@ -22,9 +22,19 @@ its lowest byte is still past every byte taken, so the pass never places a
 tensor over another's bytes.  Explicit and inferred placements may overlap
 each other (views of one buffer); no error.
 
+**Scratch buffers** (``rngd.scratch``, the compiler's own tensors, made by
+``fetch-route-sub-decode``) are placed after every argument: each at the next
+multiple of :data:`PLACE_ALIGN` bytes after the highest byte that any
+argument of the kernel takes, in program order, bounded by ``dm-size``.
+Explicit placement is not possible for them: a ``dm_base`` on the
+``rngd.scratch`` or a ``base`` on a fetch of it that disagrees with that
+address is an error (the same address, as a second run of the pass finds
+it, is accepted).  Their names are :func:`fetchc.kernel.scratch_names`.
+
 After the pass every memref argument of a kernel carries ``rngd.dm_base``
-(``i64``), every ``fetch.fetch`` its ``base`` and every ``fetch.dequant`` its
-``scale_base``, equal to its tensor's address.  Functions without a
+(``i64``), every ``rngd.scratch`` its ``dm_base`` property, every
+``fetch.fetch`` its ``base`` and every ``fetch.dequant`` its ``scale_base``,
+equal to its tensor's address.  Functions without a
 ``fetch.fetch`` are left alone.
 
 Option ``dm-size`` (bytes, default 2^32, at most 2^32): every tensor must lie
@@ -32,10 +42,10 @@ in ``[0, dm-size)``.
 
 Errors (:class:`~fetchc.frontend.diagnostics.PassError`, located):
 
-* a ``fetch.fetch`` / ``fetch.dequant`` / ``rngd.commit`` whose memref is not
-  an argument of its function (``memref.alloc``, ``memref.subview``, a block
-  argument of a nested region): at that op, saying to pass it in as a
-  function argument;
+* a ``fetch.fetch`` / ``fetch.dequant`` / ``rngd.commit`` whose memref is
+  neither an argument of its function nor a ``rngd.scratch`` of it
+  (``memref.alloc``, ``memref.subview``, a block argument of a nested
+  region): at that op, saying to pass it in as a function argument;
 * two reads of one tensor at different addresses: at the later op, with a
   note at the first;
 * a ``base`` / ``scale_base`` that disagrees with the tensor's
@@ -45,7 +55,10 @@ Errors (:class:`~fetchc.frontend.diagnostics.PassError`, located):
   function;
 * a tensor that does not fit ``dm-size`` (or whose bytes would start below
   address 0): naming the tensor, its size and the bytes of DM it needs, at
-  the function (placed or explicit) or at the op whose address it took;
+  the function (placed or explicit) or at the op whose address it took; a
+  scratch buffer that does not fit: at its ``rngd.scratch``;
+* a scratch buffer's ``dm_base``, or the ``base`` of a fetch of it, that is
+  not where the pass places it: at that op;
 * a memref argument with no DM layout (dynamic shape, ``i1`` elements, an
   affine-map layout other than the identity): at the function.
 
@@ -60,13 +73,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass  # noqa: F401
+from xdsl.pattern_rewriter import PatternRewriterListener
 
 from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
-from fetchc.dialects.rngd import CommitOp
+from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.frontend.diagnostics import PassError
-from fetchc.kernel import DM_BASE_ATTR, tensor_name
+from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
+from fetchc.rewriting import FetchcPass, walk
 from fetchc.kernel import spelled as _spelled
 from fetchc.target.layout import memref_byte_span
 
@@ -79,6 +94,7 @@ __all__ = [
     "memref_byte_span",
     "place_after",
     "place_function",
+    "place_scratch",
     "tensor_name",
 ]
 
@@ -192,14 +208,17 @@ def _set_prop(op: Operation, name: str, value: Attribute) -> None:
         op.properties[name] = value
 
 
-def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, int] | None:
+def place_function(
+    func: FuncOp, dm_size: int = DEFAULT_DM_SIZE, listener: PatternRewriterListener | None = None
+) -> dict[int, int] | None:
     """Place the tensors of ``func`` if it is a kernel (ir.md §2a) and write
     the addresses into the IR: ``rngd.dm_base`` on every memref argument,
     ``base`` on every ``fetch.fetch``, ``scale_base`` on every
     ``fetch.dequant``.  Returns ``{argument index: base in bytes}``, or
     ``None`` (IR untouched) when ``func`` has no ``fetch.fetch``.  One walk
     over the function body.  Raises :class:`PassError` as the module
-    docstring lists."""
+    docstring lists.  ``listener`` is told of every op whose properties
+    change (and of ``func``)."""
     if not func.body.blocks:
         return None
     entry: Block = func.body.blocks.first  # type: ignore[assignment]
@@ -209,20 +228,26 @@ def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, in
     pending: list[_Use] = []  # uses by memref argument index, in op order
     pending_args: list[int] = []
     foreign: tuple[Operation, SSAValue, str] | None = None
+    scratches: dict[ScratchOp, list[_Use]] = {}
     has_fetch = False
-    for op in func.body.walk():
+    for op in walk(func):
+        if isinstance(op, ScratchOp) and op.parent_block() is entry:
+            scratches[op] = []
+            continue
         use = _memref_use(op)
         if use is None:
             continue
         value, prop, verb = use
         has_fetch = has_fetch or isinstance(op, FetchOp)
+        addr = None
+        if prop is not None:
+            attr = op.properties.get(prop)
+            addr = attr.value.data if isinstance(attr, IntegerAttr) else None
         if isinstance(value, BlockArgument) and value.block is entry:
-            addr = None
-            if prop is not None:
-                attr = op.properties.get(prop)
-                addr = attr.value.data if isinstance(attr, IntegerAttr) else None
             pending.append(_Use(op, prop, addr))
             pending_args.append(value.index)
+        elif isinstance(value, OpResult) and value.op in scratches:
+            scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]
         elif foreign is None:
             foreign = (op, value, verb)
     if not has_fetch:
@@ -332,16 +357,91 @@ def place_function(func: FuncOp, dm_size: int = DEFAULT_DM_SIZE) -> dict[int, in
         if i in tensors:
             attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)
         new_attrs.append(DictionaryAttr(attrs))
+    # Scratch buffers after every argument, in program order; check them all
+    # before touching the IR.
+    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]
+    scratch_bases = place_scratch(func, scratches, free, dm_size)
+
     func.arg_attrs = ArrayAttr(new_attrs)
+    if listener is not None:
+        listener.handle_operation_modification(func)
     for t in tensors.values():
         for u in t.uses:
-            if u.prop is not None:
+            if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(t.base, i64):
                 _set_prop(u.op, u.prop, IntegerAttr(t.base, i64))
+                if listener is not None:
+                    listener.handle_operation_modification(u.op)
+    for sop, base in scratch_bases.items():
+        if sop.properties.get("dm_base") != IntegerAttr(base, i64):
+            sop.properties["dm_base"] = IntegerAttr(base, i64)
+            if listener is not None:
+                listener.handle_operation_modification(sop)
+        for u in scratches[sop]:
+            if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(base, i64):
+                _set_prop(u.op, u.prop, IntegerAttr(base, i64))
+                if listener is not None:
+                    listener.handle_operation_modification(u.op)
     return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]
 
 
+def place_scratch(
+    func: FuncOp, scratches: dict[ScratchOp, list[_Use]], free: int, dm_size: int = DEFAULT_DM_SIZE
+) -> dict[ScratchOp, int]:
+    """The DM byte address of each scratch buffer of ``func`` (``scratches``:
+    its ``rngd.scratch`` ops in program order, each with the ops that name an
+    address for it): in order, each at the next multiple of
+    :data:`PLACE_ALIGN` at or after ``free`` (bytes: one past the highest
+    byte any argument takes) and after the previous one.  Does not change the
+    IR.  Raises :class:`PassError` at the ``rngd.scratch`` for a buffer that
+    does not fit ``dm_size`` or whose ``dm_base`` disagrees, and at a fetch
+    whose ``base`` disagrees (scratch buffers cannot be placed
+    explicitly)."""
+    names = scratch_names(func)
+    out: dict[ScratchOp, int] = {}
+    after_args = free
+    for sop, uses in scratches.items():
+        name = names.get(sop, "scratch")
+        try:
+            lo, end = memref_byte_span(sop.memref)
+        except ValueError as e:
+            raise PassError(sop, f"cannot place scratch buffer {name} ({sop.memref}) in DM: {e}") from None
+        base = place_after(free, lo)
+        head = f"placing scratch buffer {name} ({_size(end - lo)}) at {_hex(base)}"
+        why = (
+            f" (scratch buffers go after every argument of @{func.sym_name.data}"
+            + (f", whose highest byte is {_hex(after_args - 1)}" if after_args else "")
+            + "; raise dm-size)"
+        )
+        if end > lo and base + end > dm_size:
+            raise PassError(sop, f"{head} needs {base + end} bytes of DM, but dm-size is {dm_size}{why}")
+        if end == lo and base >= dm_size:
+            raise PassError(sop, f"{head} is past the end of DM: dm-size is {dm_size}{why}")
+        fixed = (
+            "scratch buffers are the compiler's own tensors, placed by fetch-place-dm after every argument of "
+            "the kernel; explicit placement is not possible for them"
+        )
+        if sop.base_value is not None and sop.base_value != base:
+            raise PassError(
+                sop,
+                f"dm_base = {sop.base_value} ({_hex(sop.base_value)}) of scratch buffer {name} is not where "
+                f"fetch-place-dm places it, {_hex(base)}: {fixed}; drop the dm_base",
+            )
+        for u in uses:
+            if u.addr is not None and u.addr != base:
+                raise PassError(
+                    u.op,
+                    f"{_prop_text(u)} names an address for scratch buffer {name}, which fetch-place-dm places at "
+                    f"{_hex(base)}: {fixed}; drop the {u.prop}",
+                    [(sop, f"scratch buffer {name} is defined here")],
+                )
+        out[sop] = base
+        if end > lo:
+            free = base + end
+    return out
+
+
 @dataclass(frozen=True)
-class PlaceDmPass(ModulePass):
+class PlaceDmPass(FetchcPass):
     """``fetch-place-dm{dm-size=N}`` (ir.md §2a, §4): place every kernel's
     tensors in DM (see the module docstring).  ``dm_size``: bytes of DM,
     ``1 <= dm_size <= 2^32`` (``ValueError`` otherwise, reported as an
@@ -355,7 +455,7 @@ class PlaceDmPass(ModulePass):
         if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:
             raise ValueError(f"dm-size must be a number of bytes from 1 to 2^32 = {DEFAULT_DM_SIZE}, not {self.dm_size}")
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        funcs = [o for o in op.walk() if isinstance(o, FuncOp)]
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        funcs = [o for o in walk(op) if isinstance(o, FuncOp)]
         for f in funcs:
-            place_function(f, self.dm_size)
+            place_function(f, self.dm_size, listener)

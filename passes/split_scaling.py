@@ -25,7 +25,10 @@ multiples of the block.  The scale stream keeps the time shape; its innermost
 packet dim is divided by the block.  Anything else is a located error.
 
 The scale memref's DM address is the dequant's optional ``scale_base``
-property (bytes, default 0, like ``fetch.fetch``'s ``base``).
+property (bytes, default 0, like ``fetch.fetch``'s ``base``).  A dequant on
+the ``sub`` context (no table register) is an error here that names the
+automatic route, ``fetch-route-sub-decode``, which runs first in the default
+pipeline and shares :func:`scale_fetch_ops` and :func:`scale_ops`.
 Spec: ir.md §2 (``fetch.dequant``), §4; hardware.md §4.
 """
 
@@ -35,12 +38,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
+from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.frontend.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
 from fetchc.target.layout import linear_coefficients
@@ -98,67 +102,101 @@ def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> t
     return amap, stype
 
 
+def scale_fetch_ops(op: DequantOp, codes: FetchOp, base: int | None) -> tuple[list[Operation], SSAValue]:
+    """The fetch of ``op``'s block scales for the codes fetch ``codes`` (in
+    its context, one scale per block: :func:`scale_fetch_layout`), followed
+    for nvfp4 by the ``f8E4M3FN -> f32`` cast; returns the new ops (not yet
+    inserted) and the scale stream they produce.  ``base``: the scale
+    fetch's ``base`` (bytes), or None to leave it to ``fetch-place-dm``.
+    Raises :class:`PassError` at ``op`` when the packets do not cover whole
+    blocks or the scale fetch breaks a sequencer limit (hardware.md §3)."""
+    fmt = target.DEQUANT_FORMATS[op.format.data]
+    bs_type = op.bscale.type
+    assert isinstance(bs_type, MemRefType)
+    try:
+        amap, stype = scale_fetch_layout(codes, bs_type, fmt.block)
+    except ValueError as e:
+        raise PassError(op, str(e), [(codes, "the codes are fetched here")]) from None
+    sfetch = FetchOp(op.bscale, stype, map=amap, base=base)
+    sfetch.location = op.location
+    # The scale fetch is a Fetch Unit program of its own: check its
+    # sequencer limits here, so the error names the dequant and its
+    # scale_base rather than an op the user never wrote.
+    scale_cast = target.F32 if fmt.scale == target.F8E4M3FN else None
+    try:
+        sfetch.sequencer_config(cast_out=scale_cast, infer_cast=False)
+    except OpError as e:
+        where = "" if base is None else f"scale_base = {base}, "
+        raise PassError(
+            op,
+            f"the fetch of its block scales ({where}map {amap}, "
+            f"{stype.spelled()}) breaks a sequencer limit: {e.message}",
+            [(codes, "the codes are fetched here")],
+        ) from None
+    ops: list[Operation] = [sfetch]
+    scale: SSAValue = sfetch.result
+    if fmt.scale == target.F8E4M3FN:
+        scast = CastOp(scale, stype.with_element(target.mlir_type(target.F32)))
+        scast.location = op.location
+        ops.append(scast)
+        scale = scast.result
+    return ops, scale
+
+
+def scale_ops(op: DequantOp, decoded: SSAValue, scale: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """The Vector Engine ops that apply ``op``'s scales to the f32 stream
+    ``decoded``: ``rngd.block_scale`` with the stream ``scale``, then (nvfp4)
+    ``rngd.tensor_scale`` with its tensor scale.  Returns the new ops (not
+    inserted, located at ``op``) and the result stream."""
+    bscale = BlockScaleOp(decoded, scale, target.DEQUANT_FORMATS[op.format.data].block)
+    ops: list[Operation] = [bscale]
+    result = bscale.result
+    if op.gscale is not None:
+        tscale = TensorScaleOp(result, op.gscale)
+        ops.append(tscale)
+        result = tscale.result
+    for o in ops:
+        o.location = op.location
+    return ops, result
+
+
 class SplitScaling(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DequantOp, rewriter: PatternRewriter) -> None:
-        fmt = target.DEQUANT_FORMATS[op.format.data]
-        block = fmt.block
         codes = op.input.owner
         assert isinstance(codes, FetchOp)
-        bs_type = op.bscale.type
-        assert isinstance(bs_type, MemRefType)
-        try:
-            amap, stype = scale_fetch_layout(codes, bs_type, block)
-        except ValueError as e:
-            raise PassError(op, str(e), [(codes, "the codes are fetched here")]) from None
-
-        scale_base = 0 if op.scale_base is None else op.scale_base.value.data
-        sfetch = FetchOp(op.bscale, stype, map=amap, base=scale_base)
-        sfetch.location = op.location
-        # The scale fetch is a Fetch Unit program of its own: check its
-        # sequencer limits here, so the error names the dequant and its
-        # scale_base rather than an op the user never wrote.
-        scale_cast = target.F32 if fmt.scale == target.F8E4M3FN else None
-        try:
-            sfetch.sequencer_config(cast_out=scale_cast, infer_cast=False)
-        except OpError as e:
+        st = codes.stream
+        if not target.has_table_register(st.ctx):
             raise PassError(
                 op,
-                f"the fetch of its block scales (scale_base = {scale_base}, map {amap}, "
-                f"{stype.spelled()}) breaks a sequencer limit: {e.message}",
-                [(codes, "the codes are fetched here")],
-            ) from None
-        rewriter.insert(sfetch, InsertPoint.after(codes))
-        scale = sfetch.result
-        if fmt.scale == target.F8E4M3FN:
-            scast = CastOp(scale, stype.with_element(target.mlir_type(target.F32)))
-            scast.location = op.location
-            rewriter.insert(scast, InsertPoint.after(sfetch))
-            scale = scast.result
+                "decodes through a table, which the sub Fetch Unit does not have: the automatic route "
+                "(fetch-route-sub-decode, first in the default pipeline) decodes on the main context into a DM "
+                "scratch buffer and stages it on the sub context; run it before fetch-split-scaling, or write "
+                "the route by hand (decode on main, rngd.commit to DM, then a convert-only StoTrf on sub)",
+                [(codes, "the codes are fetched on the sub context here")],
+            )
+        scale_base = None if op.scale_base is None else op.scale_base.value.data
+        sops, scale = scale_fetch_ops(op, codes, 0 if scale_base is None else scale_base)
+        point = InsertPoint.after(codes)
+        for o in sops:
+            rewriter.insert(o, point)
+            point = InsertPoint.after(o)
 
-        st = codes.stream
-        ops = []
         look = TableLookupOp(codes.result, st.with_element(target.mlir_type(target.F8E4M3FN)))
         cast = CastOp(look.result, st.with_element(target.mlir_type(target.F32)))
-        bscale = BlockScaleOp(cast.result, scale, block)
-        ops += [look, cast, bscale]
-        result = bscale.result
-        if op.gscale is not None:
-            tscale = TensorScaleOp(result, op.gscale)
-            ops.append(tscale)
-            result = tscale.result
-        for o in ops:
-            o.location = op.location
-        rewriter.replace(op, ops, [result])
+        look.location = cast.location = op.location
+        vops, result = scale_ops(op, cast.result, scale)
+        rewriter.replace(op, [look, cast, *vops], [result])
 
 
 @dataclass(frozen=True)
-class SplitScalingPass(ModulePass):
+class SplitScalingPass(FetchcPass):
     """``fetch-split-scaling`` (ir.md §4).  Raises
     :class:`fetchc.diagnostics.PassError` at a ``fetch.dequant`` whose packets
-    do not cover whole blocks along the input axis."""
+    do not cover whole blocks along the input axis, whose scale fetch breaks
+    a sequencer limit, or whose codes are on the ``sub`` context."""
 
     name = "fetch-split-scaling"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SplitScaling(), apply_recursively=False).rewrite_module(op)
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        apply_pattern(SplitScaling(), op, listener)

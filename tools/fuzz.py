@@ -32,6 +32,28 @@ Targets (``--target``):
     program per fetch (nothing lost), and the ``--emit=mlir`` and generic
     output must re-parse and compile to the byte-identical ``seq.bin``.
 
+``passes``
+    Every xDSL pass through ``-p`` (alone or around fetchc's passes) on
+    generated modules, seed files and empty modules, with ``-o FILE`` or
+    ``-o -``: a module and nothing else on the output, or an error naming a
+    pass of the pipeline (or located).
+``cli``
+    fetchc run as a user runs it, in subprocesses: ``-o /dev/stdout`` (and
+    ``/dev/fd/1``, ``/proc/self/fd/1``, ``/dev/stderr``) appended to a log,
+    pipes and FIFOs for ``fetchc``, ``dis`` and ``sim``, stale temporary
+    files of dead processes, program names that are not identifiers
+    (``file``, ``allow_pickle``, ``a/b``...), address-space limits
+    (``RLIMIT_AS`` 48-600 MiB) and ``FETCHC_SIM_MAX_BYTES`` against the
+    total output.
+
+Issue 10's case classes are generated too: CR-only, CRLF and mixed line
+endings (``mlir-bytes``; ``pipeline`` checks that they compile to the same
+bytes or fail at the same line and column), deep ``scf.execute_region``
+nesting (``mlir-bytes``), dynamic dimensions anywhere (``mlir-mutate``
+``dynamic_dim``), and the ``internal-value`` oracle: no message may show
+xDSL's placeholder for a dynamic dimension (-9223372036854775808 or a
+multiple of it) that the input does not contain.
+
 Oracle for every input: exit 0 with a valid result, or exit 1 with an
 ``error:`` diagnostic (for MLIR input a located ``file:line:col: error:``),
 never a traceback / ``internal error`` / disguised crash (``verifier failed
@@ -69,6 +91,7 @@ import re
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -81,7 +104,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline")
+TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli")
 
 # ===========================================================================
 # Worker: runs fetchc.cli.main in-process, one job at a time
@@ -384,9 +407,31 @@ class Verdict:
     detail: str = ""
 
 
+_PLACEHOLDER = re.compile(r"-\d{19,}")
+_RESOURCE_NOISE = re.compile(r"OpenBLAS|can't start new thread|failed to map segment")
+
+
+def internal_value(err: str, source: bytes | None) -> str | None:
+    """A number in ``err`` that is xDSL's placeholder for a dynamic dimension
+    (``-9223372036854775808`` = -2^63) or a product of it (``-147573952589676412928``
+    = 16 x -2^63), and not text of the input itself; else None.  MLIR prints
+    a dynamic dimension as ``?`` (issue 10 item 8)."""
+    if source is not None and any(int(t) >= 1 << 63 for t in re.findall(rb"\d{19,}", source)):
+        return None  # the input wrote such a number itself (a signless i64 2^63 reads back as -2^63)
+    for m in _PLACEHOLDER.finditer(err):
+        n = int(m.group())
+        if re.match(r",\s*\d|\s+to\s+\d", err[m.end():]):
+            continue  # a range: "values in the range [-9223372036854775808, 18446744073709551616)"
+        if n % (1 << 63) == 0 and (source is None or m.group().encode() not in source):
+            return m.group()
+    return None
+
+
 def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool = True,
-          expect_error: bool = False, emit: str = "bin", located: bool = True) -> Verdict:
-    """Apply the oracle to one worker result."""
+          expect_error: bool = False, emit: str = "bin", located: bool = True,
+          source: bytes | None = None) -> Verdict:
+    """Apply the oracle to one worker result (``source``: the input, so that
+    numbers it contains are not mistaken for internal values)."""
     esc = res.get("escaped")
     if esc:
         kind = "hang" if esc.startswith(("timeout", "hang")) else "crash"
@@ -401,6 +446,12 @@ def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool
                            line.strip())
     if rc not in (0, 1):
         return Verdict(False, "crash", f"exit code {rc}: {err[:300]}")
+    m = _RESOURCE_NOISE.search(err)
+    if m:
+        return Verdict(False, "resource", next((ln for ln in err.splitlines() if m.group(0) in ln), m.group(0)))
+    value = internal_value(err, source)
+    if value is not None:
+        return Verdict(False, "internal-value", next((ln.strip() for ln in err.splitlines() if value in ln), value))
     if re.search(r"error: .*out of memory|MemoryError", err):
         # the input made fetchc try to allocate more than RLIMIT_AS allows
         return Verdict(False, "oom", next((ln for ln in err.splitlines() if "memory" in ln.lower()), err[:200]))
@@ -1245,7 +1296,38 @@ def _fit_packet(c: Chain) -> None:
     c.dequant = None
 
 
+@mutation
+def m_dynamic_dim(c, r):
+    """a dynamic dimension (`memref<?x16xi8>`) in any memref of the module, in every use or in one only
+    (messages must print `?`, never xDSL's placeholder -9223372036854775808)."""
+    c._text_mutation = "dyn"
+    return "error"
+
+
+_MEMREF_RE = re.compile(r"memref<((?:\d+x)+)([A-Za-z0-9]+)((?:, [^<>]*(?:<[^<>]*>)?)?)>")
+
+
+def dynamic_dim_text(text: str, rng: random.Random) -> str:
+    """``text`` with one dimension of one memref type replaced by ``?``:
+    everywhere that type is written (consistent) or at one place only."""
+    found = sorted({m.group(0) for m in _MEMREF_RE.finditer(text)})
+    if not found:
+        return text
+    t = rng.choice(found)
+    m = _MEMREF_RE.fullmatch(t)
+    assert m is not None
+    dims = m.group(1)[:-1].split("x")
+    dims[rng.randrange(len(dims))] = "?"
+    new = f"memref<{'x'.join(dims)}x{m.group(2)}{m.group(3)}>"
+    if rng.random() < 0.7:
+        return text.replace(t, new)
+    i = text.find(t)
+    return text[:i] + new + text[i + len(t):]
+
+
 def apply_text_mutation(text: str, how: str, rng: random.Random) -> str:
+    if how == "dyn":
+        return dynamic_dim_text(text, rng)
     lines = text.split("\n")
     idx = [i for i, ln in enumerate(lines) if ln.startswith("  ") and "func.return" not in ln]
     if not idx:
@@ -1304,11 +1386,52 @@ def _deep(rng: random.Random) -> str:
     n = rng.choice([50, 500, 5000, 50000])
     o, cl = rng.choice([("(", ")"), ("[", "]"), ("<", ">"), ("{", "}"), ("memref<", ">"),
                         ("!fetch.stream<main, [1], [1], ", ">"), ("affine_map<(d0) -> (", "))>"),
-                        ("!rngd.trf<", ">"), ("tuple<", ">"), ("(d0 + ", ")"), ('"test.op"() ({', "}) : () -> ()")])
+                        ("!rngd.trf<", ">"), ("tuple<", ">"), ("(d0 + ", ")"), ('"test.op"() ({', "}) : () -> ()"),
+                        ('"scf.execute_region"() ({\n', "scf.yield\n}) : () -> ()\n")])
     return o * n + (cl * n if rng.random() < 0.5 else "")
 
 
+def line_endings(data: bytes, how: str, rng: random.Random) -> bytes:
+    """``data`` with its ``\\n`` line breaks rewritten: ``cr`` (classic Mac:
+    ``\\r`` alone), ``crlf``, or ``mixed`` (each break one of the three);
+    sometimes with a leading ``// comment`` line, as in issue 10 item 1
+    (``(printf '// kernel\\r'; tr '\\n' '\\r' < k.mlir)``).  MLIR counts
+    ``\\r``, ``\\n`` and ``\\r\\n`` as one line break each, and a ``//``
+    comment ends at any of them."""
+    data = data.replace(b"\r\n", b"\n")
+    lines = data.split(b"\n")
+    if how == "cr":
+        out = b"\r".join(lines)
+    elif how == "crlf":
+        out = b"\r\n".join(lines)
+    else:
+        out = lines[0]
+        for ln in lines[1:]:
+            out += rng.choice([b"\r", b"\n", b"\r\n"]) + ln
+    if rng.random() < 0.5:
+        out = b"// kernel" + (b"\r" if how == "cr" else rng.choice([b"\r", b"\n", b"\r\n"])) + out
+    return out
+
+
+def deep_regions(depth: int, rng: random.Random, body: str = "") -> bytes:
+    """A function whose body is ``depth`` nested ``scf.execute_region`` ops
+    (issue 10 item 5: the passes walked it in quadratic time), followed by
+    ``body`` (e.g. the lines of a valid fetch chain); indented or not."""
+    ind = rng.random() < 0.3
+    pad = (lambda i: "  " * (i + 1)) if ind else (lambda i: "")
+    lines = ["func.func @deep() {"]
+    lines += [pad(i) + '"scf.execute_region"() ({' for i in range(depth)]
+    lines.append(pad(depth) + "scf.yield")
+    for i in range(depth - 1, 0, -1):
+        lines += [pad(i) + "}) : () -> ()", pad(i) + "scf.yield"]
+    lines.append(pad(0) + "}) : () -> ()")
+    lines += ["  func.return", "}"]
+    return ("\n".join(lines) + "\n" + body).encode()
+
+
 def mutate_bytes(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    if rng.random() < 0.04:  # line endings: CR only, CRLF, mixed (issue 10 item 1)
+        return line_endings(data, rng.choice(["cr", "cr", "crlf", "mixed"]), rng)
     text = data.decode("utf-8", "replace")
     for _ in range(rng.choice([1, 1, 1, 2, 3, 5])):
         op = rng.randrange(14)
@@ -1638,7 +1761,13 @@ class Fuzzer:
         pool = mlir_seeds(rng)
         stats.notes["seeds"] = len(pool)
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
-            data = mutate_bytes(rng.choice(pool), rng, pool)
+            if rng.random() < 0.005:  # deep scf.execute_region nesting (issue 10 item 5)
+                depth = rng.choice([50, 200, 1000, 2000, 3000, 4000])
+                body = render_module(Gen(rng, small=True).module(nfuncs=1)) if rng.random() < 0.5 else ""
+                data = deep_regions(depth, rng, body)
+                stats.notes["deep-regions"] += 1
+            else:
+                data = mutate_bytes(rng.choice(pool), rng, pool)
             if len(data) > 200_000:
                 data = data[:200_000]
             stats.inputs += 1
@@ -1654,7 +1783,7 @@ class Fuzzer:
                 extra, located = ["--verify-diagnostics"], False
             res = self.compile_job(data, extra=extra, stdin=stdin, emit=emit)
             out_name = None if "--verify-diagnostics" in extra else "out.bin"
-            v = judge(res, tool="compile", out_name=out_name, emit=emit, located=located)
+            v = judge(res, tool="compile", out_name=out_name, emit=emit, located=located, source=data)
             if extra == ["--verify-diagnostics"] and v.ok and res["rc"] == 0:
                 pass
             self.record(stats, res, v, "x.mlir", data, {"tool": "compile", "argv": extra + [f"--emit={emit}"],
@@ -1670,7 +1799,7 @@ class Fuzzer:
             stats.mutations[name] += 1
             data = text.encode()
             res = self.compile_job(data)
-            v = judge(res, tool="compile", out_name="out.bin", expect_error=(expect == "error"))
+            v = judge(res, tool="compile", out_name="out.bin", expect_error=(expect == "error"), source=data)
             self.record(stats, res, v, "x.mlir", data, {"tool": "compile", "mutation": name, "expect": expect})
 
     def t_pipeline(self, stats: Stats, deadline: float) -> None:
@@ -1684,7 +1813,9 @@ class Fuzzer:
             nprog = sum(len(ch) + sum(1 for c in ch if c.dequant) for _, ch in funcs)
             stats.inputs += 1
             res = self.compile_job(text)
-            v = judge(res, tool="compile", out_name="out.bin")
+            v = judge(res, tool="compile", out_name="out.bin", source=text)
+            if v.ok and rng.random() < 0.3:
+                self.check_line_endings(stats, text, res)
             if v.ok and res["rc"] == 0:
                 sb = read(res["files"]["out.bin"])
                 names = [p.name for p in sb.programs]
@@ -1716,6 +1847,32 @@ class Fuzzer:
                     v3 = Verdict(False, "roundtrip", "the printed IR does not compile to the same seq.bin: "
                                  + r3["stderr"][:300])
                 self.record(stats, r3, v3, "x.mlir", ir, {"tool": "compile", "from": "emit-mlir"})
+
+    _ERR_HEAD = re.compile(r"^(?:[^\n:]*):(\d+):(\d+): (error|warning|note): (.*)$", re.MULTILINE)
+
+    def check_line_endings(self, stats: Stats, text: bytes, res: dict) -> None:
+        """The same module with ``\\r`` / ``\\r\\n`` / mixed line breaks
+        must compile to the same bytes, or fail with the same located
+        diagnostics (line and column counted the same way; issue 10 item 1).
+        A leading comment line shifts the lines by one."""
+        rng = self.rng
+        how = rng.choice(["cr", "cr", "crlf", "mixed"])
+        variant = line_endings(text, how, rng)
+        shift = 1 if variant.startswith(b"// kernel") else 0
+        r2 = self.compile_job(variant)
+        v = judge(r2, tool="compile", out_name="out.bin", source=variant)
+        if v.ok:
+            if r2["rc"] != res["rc"]:
+                v = Verdict(False, "line-endings", f"{how}: exit {r2['rc']} where the LF text exits {res['rc']}: "
+                            + (r2["stderr"] or "(no diagnostic)")[:300])
+            elif res["rc"] == 0 and r2["files"].get("out.bin") != res["files"].get("out.bin"):
+                v = Verdict(False, "line-endings", f"{how}: a different seq.bin than the LF text gives")
+            elif res["rc"] == 1:
+                want = [(int(a) + shift, int(b), c, d) for a, b, c, d in self._ERR_HEAD.findall(res["stderr"])]
+                got = [(int(a), int(b), c, d) for a, b, c, d in self._ERR_HEAD.findall(r2["stderr"])]
+                if got != want:
+                    v = Verdict(False, "line-endings", f"{how}: diagnostics {got[:2]} where the LF text gives {want[:2]}")
+        self.record(stats, r2, v, "x.mlir", variant, {"tool": "compile", "line-endings": how})
 
     def seqbin_seeds(self, stats: Stats) -> list[bytes]:
         seeds = []
@@ -1776,6 +1933,389 @@ class Fuzzer:
                     v = Verdict(False, "inconsistent", "fetchc sim accepted a file fetchc dis rejects")
                 self.record(stats, res, v, "x.bin", data, {"tool": "sim", "mutation": kind})
 
+    def t_passes(self, stats: Stats, deadline: float) -> None:
+        """Foreign passes through ``-p`` (issue 10 item 9): every xDSL pass,
+        alone or around fetchc's, on generated modules, seed files and the
+        empty module, with ``-o FILE`` or ``-o -``.  A run must give a
+        module (and nothing else on the output) or a clear error that names
+        a pass of the pipeline or is located; a pass's own prints must not
+        reach ``-o -``."""
+        rng = self.rng
+        from xdsl.transforms import get_all_passes  # noqa: PLC0415
+
+        from fetchc.driver import parse_pipeline  # noqa: PLC0415
+        from fetchc.frontend.diagnostics import DiagnosticError  # noqa: PLC0415
+
+        usable = []
+        for name in sorted(get_all_passes()):
+            try:
+                parse_pipeline(name)
+                usable.append(name)
+            except DiagnosticError:
+                stats.notes["passes-needing-arguments"] += 1
+        ours = ["fetch-legalize-convert", "fetch-split-scaling", "fetch-to-seq"]
+        seeds = [c for c in mlir_seeds(random.Random(rng.random())) if b"expected-" not in c][:200]
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            k = rng.random()
+            if k < 0.6:
+                text = render_module(Gen(rng, small=rng.random() < 0.5).module()).encode()
+            elif k < 0.9 and seeds:
+                text = rng.choice(seeds)
+            else:
+                text = rng.choice([b"", b"builtin.module {\n}\n", b"func.func @f() {\n  func.return\n}\n"])
+            pipe = [rng.choice(usable)]
+            if rng.random() < 0.3:
+                pipe.insert(rng.choice([0, 1]), rng.choice(ours + usable))
+            spec = ",".join(pipe)
+            to_stdout = rng.random() < 0.5
+            stats.inputs += 1
+            stats.mutations[pipe[-1]] += 1
+            files = {"in.mlir": text, "out.bin": SENTINEL}
+            argv = ["in.mlir", "-p", spec, "--emit=mlir", "-o", "-" if to_stdout else "out.bin"]
+            res = self.run(argv, files)
+            v = judge(res, tool="compile", out_name=None if to_stdout else "out.bin", emit="mlir", located=False,
+                      source=text)
+            if v.ok and res["rc"] == 1:
+                err = _without_snippets(res["stderr"])
+                if not (_LOCATED.search(err) or any(f"'{n}'" in err for n in pipe)):
+                    v = Verdict(False, "unnamed", "an error that names no pass and has no location: "
+                                + err.strip().splitlines()[0][:200])
+                elif to_stdout and res["stdout"]:
+                    v = Verdict(False, "dirty-output", f"a failing run wrote to stdout: {res['stdout'][:100]!r}")
+            if v.ok and res["rc"] == 0:
+                out = res["stdout"] if to_stdout else res["files"].get("out.bin", b"")
+                if isinstance(out, tuple):
+                    out = b"builtin.module"  # too big to ship back; written by the printer
+                if not out.lstrip().startswith((b"builtin.module", b'"builtin.module"')):
+                    v = Verdict(False, "dirty-output", f"-o {'-' if to_stdout else 'FILE'} does not hold just the "
+                                f"module: {out[:120]!r}")
+            self.record(stats, res, v, "x.mlir", text, {"tool": "compile", "argv": argv[1:]})
+
+    # -- cli: fetchc as a user runs it (subprocesses) ------------------------
+
+    CLI_CASES = ("out-fd", "out-pipe", "out-fifo", "stale-tmp", "names", "memory", "sim-total")
+    TRICKY_NAMES = ["file", "allow_pickle", "args", "kwds", "fix_imports", "compress", "a/b", "/abs", "../up", "x y",
+                    "-", ".", ".npy", "x.npy", "x", "\u00e9t\u00e9", "\u202e", "k/0", "name\twith\ttabs", "a" * 300]
+
+    def _fetchc(self, argv: list[str], cwd: str, *, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env: dict | None = None, mem_mb: int | None = None) -> dict:
+        """Run ``python -m fetchc.cli argv`` as a user would; a result dict
+        shaped like the worker's."""
+        pre = None
+        if mem_mb is not None:
+            import resource  # noqa: PLC0415
+
+            def pre():  # pragma: no cover - in the child
+                resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
+
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run([sys.executable, "-m", "fetchc.cli", *argv], cwd=cwd, stdout=stdout, stderr=stderr,
+                               env=env, preexec_fn=pre, timeout=self.args.timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return {"rc": None, "stdout": b"", "stderr": "", "files": {}, "listing": [], "changed": [],
+                    "elapsed": self.args.timeout, "escaped": "hang (subprocess timeout)"}
+        out = p.stdout if isinstance(p.stdout, bytes) else b""
+        err = p.stderr.decode("utf-8", "replace") if isinstance(p.stderr, bytes) else ""
+        return {"rc": p.returncode, "stdout": out, "stderr": err, "files": {}, "listing": [], "changed": [],
+                "elapsed": time.monotonic() - t0, "escaped": None}
+
+    @staticmethod
+    def _i8_program(name: str, base: int, cast: bool = False, rows: int = 4):
+        """``rows`` packets of 16 ``i8`` read at ``base``: copied, or
+        sign-extended to ``i32`` (output = the DM bytes, computed here)."""
+        from fetchc.seqbin import Program  # noqa: PLC0415
+        from fetchc.target import I8, I32  # noqa: PLC0415
+
+        return Program(name=name, unit=0, in_dtype=I8, out_dtype=I32 if cast else I8, base=base, packet_size=16,
+                       fetch_size=8 if cast else 16, limits=(rows * 16,), strides=(1,), stages=2 if cast else 0,
+                       table=None, type_conversion=1 if cast else None, zero_point0=0, num_zero_points=0, zp_mode=0,
+                       flit_count=2 if cast else 1, words_per_packet=2 if cast else 1)
+
+    @staticmethod
+    def _expected(dm: bytes, base: int, cast: bool, rows: int = 4):
+        import numpy as np  # noqa: PLC0415
+
+        raw = np.frombuffer(dm[base: base + rows * 16], dtype=np.int8).reshape(rows, 16)
+        return raw.astype(np.int32) if cast else raw
+
+    def _cli_setup(self, d: str) -> dict:
+        """A valid kernel, its seq.bin (every program reads inside the 1 MiB
+        DM image) and the image, in ``d``."""
+        rng = self.rng
+        for _ in range(50):
+            gen = Gen(rng, small=True)
+            funcs = [("k", [gen.chain() for _ in range(rng.choice([1, 2, 3]))])]
+            for c in funcs[0][1]:
+                c.base = str(8 * rng.randint(0, 1 << 14))
+                if c.dequant:
+                    c.dequant["scale_base"] = 8 * rng.randint(0, 1 << 14)
+            text = render_module(funcs).encode()
+            Path(d, "k.mlir").write_bytes(text)
+            r = self._fetchc(["k.mlir", "-o", "k.bin"], d)
+            if r["rc"] == 0:
+                break
+        dm = bytes(random.Random(rng.random()).getrandbits(8) for _ in range(1 << 16)) * 16
+        Path(d, "dm.bin").write_bytes(dm)
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        names = [p.name or f"#{i}" for i, p in enumerate(read(Path(d, "k.bin").read_bytes()).programs)]
+        return {"text": Path(d, "k.mlir").read_bytes(), "names": names, "dm": dm}
+
+    def _cli_command(self, setup: dict, out: str) -> tuple[str, list[str]]:
+        rng = self.rng
+        tool = rng.choice(["compile", "compile", "dis", "sim", "sim-one"])
+        if tool == "compile":
+            return tool, ["k.mlir", "-o", out, f"--emit={rng.choice(['mlir', 'seq', 'bin'])}"]
+        if tool == "dis":
+            return tool, ["dis", "k.bin", "-o", out] + (["--json"] if rng.random() < 0.3 else [])
+        if tool == "sim":
+            return tool, ["sim", "k.bin", "--dm", "dm.bin", "-o", out]
+        return "sim", ["sim", "k.bin", "--dm", "dm.bin", "--program", rng.choice(setup["names"]), "-o", out]
+
+    @staticmethod
+    def _same_output(tool: str, got: bytes, want: bytes) -> bool:
+        if tool != "sim":
+            return got == want
+        import numpy as np  # noqa: PLC0415
+
+        try:
+            a, b = np.load(io.BytesIO(got), allow_pickle=False), np.load(io.BytesIO(want), allow_pickle=False)
+        except Exception:  # noqa: BLE001
+            return False
+        if isinstance(b, np.ndarray):
+            return isinstance(a, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+        return list(a.files) == list(b.files) and all(
+            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k], equal_nan=True) for k in b.files)
+
+    def t_cli(self, stats: Stats, deadline: float) -> None:
+        """fetchc run as a user runs it, in subprocesses: ``-o /dev/stdout``
+        appended to a log, pipes and FIFOs (issue 10 items 2 and 3), stale
+        temporary files (item 2), program names that are not identifiers
+        (item 4), address-space limits (item 6) and ``FETCHC_SIM_MAX_BYTES``
+        against the total (item 7)."""
+        rng = self.rng
+        d = tempfile.mkdtemp(prefix="fetchc-fuzz-cli-")
+        try:
+            setup = self._cli_setup(d)
+            stats.notes["programs-in-kernel"] = len(setup["names"])
+            while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+                case = rng.choice(self.CLI_CASES)
+                stats.inputs += 1
+                stats.mutations[case] += 1
+                for name in os.listdir(d):
+                    if name not in ("k.mlir", "k.bin", "dm.bin"):
+                        p = Path(d, name)
+                        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+                getattr(self, "_cli_" + case.replace("-", "_"))(stats, d, setup)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def _cli_reference(self, stats: Stats, d: str, tool: str, argv: list[str]) -> bytes | None:
+        argv = list(argv)
+        argv[argv.index("-o") + 1] = "ref.out"
+        r = self._fetchc(argv, d)
+        v = judge(r, tool="cli", mlir_input=False)
+        if not v.ok or r["rc"] != 0:
+            self.record(stats, r, v if not v.ok else Verdict(False, "bad-output", "the reference run failed: "
+                                                              + r["stderr"][:200]), "x.txt", " ".join(argv).encode(),
+                        {"tool": tool, "case": "reference", "argv": argv})
+            return None
+        return Path(d, "ref.out").read_bytes()
+
+    def _cli_out_fd(self, stats: Stats, d: str, setup: dict) -> None:
+        rng = self.rng
+        path = rng.choice(["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/stderr", "/dev/fd/2"])
+        tool, argv = self._cli_command(setup, path)
+        if tool == "compile" and "--emit=bin" in argv and path.endswith(("stderr", "/2")):
+            argv[-1] = "--emit=mlir"
+        want = self._cli_reference(stats, d, tool, argv)
+        if want is None:
+            return
+        log = Path(d, "log.txt")
+        prefix = b"earlier output\n" * rng.randint(0, 3)
+        log.write_bytes(prefix)
+        inode = os.stat(log).st_ino
+        to_err = path.endswith(("stderr", "/2"))
+        with open(log, "ab") as f:
+            r = self._fetchc(argv, d, stdout=f if not to_err else subprocess.PIPE, stderr=f if to_err else subprocess.PIPE)
+        if to_err:
+            r["stderr"] = ""
+        v = judge(r, tool="cli", mlir_input=False)
+        if v.ok:
+            got = log.read_bytes()
+            if r["rc"] != 0:
+                v = Verdict(False, "bad-output", f"-o {path} >> log failed: {r['stderr'][:200]}")
+            elif os.stat(log).st_ino != inode:
+                v = Verdict(False, "clobbered", f"-o {path} replaced the log it should append to (new inode)")
+            elif not got.startswith(prefix) or not self._same_output(tool, got[len(prefix):], want):
+                v = Verdict(False, "clobbered", f"-o {path} >> log: the log is not its old text + the output "
+                            f"({len(got)} bytes, expected {len(prefix) + len(want)})")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "out-fd", "argv": argv})
+
+    def _cli_out_pipe(self, stats: Stats, d: str, setup: dict) -> None:
+        rng = self.rng
+        tool, argv = self._cli_command(setup, rng.choice(["/dev/stdout", "-", "/proc/self/fd/1"]))
+        want = self._cli_reference(stats, d, tool, argv)
+        if want is None:
+            return
+        r = self._fetchc(argv, d)  # stdout is a pipe: not seekable
+        v = judge(r, tool="cli", mlir_input=False)
+        if v.ok and (r["rc"] != 0 or not self._same_output(tool, r["stdout"], want)):
+            v = Verdict(False, "bad-output", f"through a pipe: exit {r['rc']}, {len(r['stdout'])} bytes, "
+                        f"expected {len(want)}: {r['stderr'][:200]}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "out-pipe", "argv": argv})
+
+    def _cli_out_fifo(self, stats: Stats, d: str, setup: dict) -> None:
+        import threading  # noqa: PLC0415
+
+        fifo = os.path.join(d, "out.fifo")
+        os.mkfifo(fifo)
+        tool, argv = self._cli_command(setup, fifo)
+        want = self._cli_reference(stats, d, tool, argv)
+        if want is None:
+            return
+        got: list[bytes] = []
+
+        def reader():
+            try:
+                fd = os.open(fifo, os.O_RDONLY)
+                with os.fdopen(fd, "rb") as f:
+                    got.append(f.read())
+            except OSError:
+                got.append(b"")
+
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        r = self._fetchc(argv, d)
+        if t.is_alive():  # fetchc never opened the FIFO: unblock the reader
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        t.join(10)
+        v = judge(r, tool="cli", mlir_input=False)
+        if v.ok:
+            data = got[0] if got else b""
+            if r["rc"] != 0 or not self._same_output(tool, data, want):
+                v = Verdict(False, "bad-output", f"through a FIFO: exit {r['rc']}, {len(data)} bytes, expected "
+                            f"{len(want)}: {r['stderr'][:200]}")
+            elif not stat.S_ISFIFO(os.stat(fifo).st_mode):
+                v = Verdict(False, "clobbered", "the FIFO was replaced by a file")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "out-fifo", "argv": argv})
+
+    def _cli_stale_tmp(self, stats: Stats, d: str, setup: dict) -> None:
+        rng = self.rng
+        p = subprocess.Popen([sys.executable, "-c", "pass"])
+        p.wait()
+        dead, old = p.pid, time.time() - 3600
+        sub = os.path.join(d, "o")
+        os.mkdir(sub)
+        planted = {
+            f".fetchc-{dead}-{rng.randrange(10**8):08d}.tmp": False,  # stale: must go
+            f".fetchc-{os.getpid()}-abcdefgh.tmp": True,  # a live process: kept
+            f".fetchc-{dead}-abc.tmp": True,  # not the pattern: kept
+            f"fetchc-{dead}-abcdefgh.tmp": True,  # no leading dot: kept
+        }
+        for name in planted:
+            Path(sub, name).write_bytes(b"partial")
+            os.utime(os.path.join(sub, name), (old, old))
+        fresh = f".fetchc-{dead}-fresh{rng.randrange(1000):03d}.tmp"
+        Path(sub, fresh).write_bytes(b"partial")  # a dead writer, but modified just now: kept
+        planted[fresh] = True
+        tool, argv = self._cli_command(setup, os.path.join("o", "out.bin"))
+        fail = rng.random() < 0.3
+        if fail:
+            argv[argv.index("-o") - 1 if tool == "compile" else 1] = "missing.input"
+        r = self._fetchc(argv, d)
+        v = judge(r, tool="cli", mlir_input=False)
+        left = set(os.listdir(sub))
+        if v.ok:
+            wrong = [n for n, keep in planted.items() if (n in left) != keep and not (fail and not keep)]
+            extra = [n for n in left if n not in planted and n != "out.bin"]
+            if wrong or extra:
+                v = Verdict(False, "stale-tmp", f"kept/removed wrongly: {wrong}; left behind: {extra}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "stale-tmp", "argv": argv})
+
+    def _cli_names(self, stats: Stats, d: str, setup: dict) -> None:
+        from fetchc.seqbin import SeqBin, write  # noqa: PLC0415
+
+        rng = self.rng
+        pool = self.TRICKY_NAMES + ["".join(chr(rng.choice([rng.randrange(32, 127), rng.randrange(160, 0x2FFF)]))
+                                            for _ in range(rng.randint(1, 12))) for _ in range(5)]
+        names = list(dict.fromkeys(rng.sample(pool, rng.randint(1, 6))))
+        casts = [rng.random() < 0.5 for _ in names]
+        bases = [64 * rng.randrange(1 << 10) for _ in names]
+        sb = SeqBin((), tuple(self._i8_program(n, b, c) for n, b, c in zip(names, bases, casts)))
+        data = write(sb)
+        Path(d, "names.bin").write_bytes(data)
+        argv = ["sim", "names.bin", "--dm", "dm.bin", "-o", "out.npz"]
+        r = self._fetchc(argv, d)
+        v = judge(r, tool="sim", mlir_input=False)
+        clash = any(n + ".npy" in names for n in names)
+        if v.ok:
+            import numpy as np  # noqa: PLC0415
+
+            if r["rc"] == 1 and not (clash and "cannot both be keys" in r["stderr"]):
+                v = Verdict(False, "names", f"program names {names!r}: {r['stderr'][:200]}")
+            elif r["rc"] == 0:
+                try:
+                    with np.load(os.path.join(d, "out.npz"), allow_pickle=False) as z:
+                        ok = sorted(z.files) == sorted(names) and all(
+                            np.array_equal(z[n], self._expected(setup["dm"], b, c))
+                            for n, b, c in zip(names, bases, casts))
+                except Exception as e:  # noqa: BLE001
+                    ok, names = False, names + [f"{type(e).__name__}: {e}"]
+                if not ok or clash:
+                    v = Verdict(False, "names", f"program names {names!r}: the .npz does not hold each by its name")
+        self.record(stats, r, v, "x.bin", data, {"tool": "sim", "case": "names", "names": names})
+
+    def _cli_memory(self, stats: Stats, d: str, setup: dict) -> None:
+        rng = self.rng
+        mem = rng.choice([48, 64, 100, 128, 150, 200, 250, 280, 300, 350, 400, 500, 600])
+        tool, argv = self._cli_command(setup, "out.bin")
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        r = self._fetchc(argv, d, env=env, mem_mb=mem)
+        v = judge(r, tool="compile", mlir_input=False)
+        if not v.ok and v.kind == "oom":
+            v = Verdict(True, "ok")  # "out of memory" is the right answer under a limit
+        if v.ok and r["rc"] == 1:
+            first = r["stderr"].splitlines()[0] if r["stderr"].strip() else ""
+            if not first.startswith("error: ") or not re.search(r"memory|may allocate|nesting too deep", r["stderr"]):
+                v = Verdict(False, "resource", f"under {mem} MiB: {first[:200]}")
+            elif tool == "compile" and mem >= 100:
+                v = Verdict(False, "resource", f"compiling a small valid kernel failed under {mem} MiB: {first[:200]}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(),
+                    {"tool": tool, "case": "memory", "mem_mb": mem, "argv": argv})
+
+    def _cli_sim_total(self, stats: Stats, d: str, setup: dict) -> None:
+        from fetchc.seqbin import SeqBin, write  # noqa: PLC0415
+
+        rng = self.rng
+        n = rng.randint(1, 5)
+        rows = [rng.choice([1, 4, 64, 1024]) for _ in range(n)]
+        casts = [rng.random() < 0.5 for _ in range(n)]
+        sb = SeqBin((), tuple(self._i8_program(f"p/{i}", 64 * i, casts[i], rows[i]) for i in range(n)))
+        data = write(sb)
+        Path(d, "t.bin").write_bytes(data)
+        sizes = [r * 16 * (4 if c else 1) for r, c in zip(rows, casts)]
+        dm = len(setup["dm"])
+        need = dm + sum(sizes)
+        limit = rng.choice([need, need - 1, dm + max(sizes), need + rng.randint(0, 1000), dm - 1, need // 2])
+        env = dict(os.environ, FETCHC_SIM_MAX_BYTES=str(max(0, limit)))
+        argv = ["sim", "t.bin", "--dm", "dm.bin", "-o", "out.npz"]
+        r = self._fetchc(argv, d, env=env)
+        v = judge(r, tool="sim", mlir_input=False)
+        if v.ok:
+            if need <= limit and r["rc"] != 0:
+                v = Verdict(False, "sim-total", f"{need} bytes needed, limit {limit}: refused: {r['stderr'][:200]}")
+            elif need > limit and (r["rc"] != 1 or "more than the" not in r["stderr"]):
+                v = Verdict(False, "sim-total", f"{need} bytes needed (outputs {sizes} + DM {dm}), limit {limit}: "
+                            f"exit {r['rc']}, not refused up front: {r['stderr'][:200]}")
+            elif r["rc"] == 1 and os.path.exists(os.path.join(d, "out.npz")):
+                v = Verdict(False, "clobbered", "a refused run wrote its output")
+        self.record(stats, r, v, "x.bin", data, {"tool": "sim", "case": "sim-total", "limit": limit, "need": need})
+
     # -- main --------------------------------------------------------------
 
     def run_target(self, target: str, seconds: float) -> Stats:
@@ -1835,9 +2375,10 @@ def replay(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="tools/fuzz.py", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="tools/fuzz.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=TARGETS + ("all",), default="all")
+    p.add_argument("--target", choices=TARGETS + ("all",), default="all",
+                   help="what to fuzz (module docstring); 'all' runs each for --seconds")
     p.add_argument("--seconds", type=float, default=60.0, help="time budget per target (default 60)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--corpus-out", help="save failing and novel inputs under DIR/<target>/{fail,new}/")

@@ -39,6 +39,11 @@ def fetchc_dialects() -> dict[str, Callable[[], Dialect]]:
 def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name → factory for fetchc's own passes (ir.md §4)."""
 
+    def route():
+        from fetchc.passes.route_sub_decode import RouteSubDecodePass
+
+        return RouteSubDecodePass
+
     def place():
         from fetchc.passes.place_dm import PlaceDmPass
 
@@ -60,11 +65,26 @@ def fetchc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return FetchToSeqPass
 
     return {
+        "fetch-route-sub-decode": route,
         "fetch-place-dm": place,
         "fetch-legalize-convert": legalize,
         "fetch-split-scaling": split,
         "fetch-to-seq": to_seq,
     }
+
+
+_shared: Context | None = None
+
+
+def shared_context() -> Context:
+    """One :func:`make_context` per process, for ``fetchc.compile`` and the
+    command line: like an ``MLIRContext``, it is shared by every compile, so
+    dialects load once and parsed type spellings are remembered across
+    kernels (:class:`~fetchc.frontend.xdsl_compat.MemoTypeParser`)."""
+    global _shared
+    if _shared is None:
+        _shared = make_context()
+    return _shared
 
 
 def make_context() -> Context:

@@ -207,34 +207,7 @@ def parse_module(
     except DiagnosticError:
         raise
     except ParseError as err:
-        notes: list[Diagnostic] = []
-        if isinstance(err, MultipleSpansParseError):
-            for span, msg in err.refs:
-                notes.append(
-                    Diagnostic(
-                        "note",
-                        msg or "see here",
-                        _span_loc(span, text, filename, index),
-                    )
-                )
-        loc = _span_loc(err.span, text, filename, index)
-        msg = err.msg
-        if msg.strip() in ("", "in block definition"):
-            # xDSL's message when a block ends without '}' (truncated input).
-            msg = "unexpected end of the block: expected an operation or '}' (is the input truncated?)"
-        if msg.startswith("Unexpected character: ") and len(msg) == len("Unexpected character: ") + 1:
-            ch = msg[-1]
-            if not ch.isprintable() or unicodedata.category(ch) in ("Cf", "Co", "Cs", "Zl", "Zp"):
-                # a NUL, a control or bidi-override character would garble the terminal
-                msg = f"Unexpected character: U+{ord(ch):04X}"
-        if "{first_char}" in msg:  # an xDSL message that forgot its f-string
-            first = text[err.span.start : err.span.start + 1] or "the sigil"
-            msg = msg.replace("{first_char}", f"'{first}'")
-        if msg.startswith("End of file reached before closing string literal"):
-            msg, at = _string_literal_problem(text, err.span.start, msg)
-            if at is not None:
-                loc = (filename, *index.line_col(at))
-        raise DiagnosticError(Diagnostic("error", msg, loc, notes)) from None
+        raise DiagnosticError(_parse_error(err, text, filename, index)) from None
     except RecursionError:
         loc = _current_loc(parser, text, filename, index)
         raise DiagnosticError(
@@ -250,27 +223,58 @@ def parse_module(
     except ValueError as err:
         if "integer string conversion" not in str(err):
             raise _internal(err, parser, text, filename, index) from None
-        # Python refuses int() of more than sys.get_int_max_str_digits()
-        # (4300) digits: point at the last such digit run before the parser.
-        loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
-        try:
-            end = parser._current_token.span.end if parser is not None else len(text)
-        except Exception:  # noqa: BLE001
-            end = len(text)
-        runs = [m.start() for m in re.finditer(r"\d{4301,}", text[:end])]
-        if runs:
-            loc = (filename, *index.line_col(runs[-1]))
-        raise DiagnosticError(
-            Diagnostic("error", "integer literal is too long: more than 4300 digits", loc)
-        ) from None
+        raise DiagnosticError(_long_integer(parser, text, filename, index)) from None
     except NotImplementedError as err:
         # xDSL's affine-expression builder raises this for semi-affine
         # expressions (`d0 * d1`, `d0 floordiv d1`, ...) while parsing a map;
         # the current token is just after the offending expression.
         loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
         raise DiagnosticError(Diagnostic("error", _not_implemented_text(err), loc)) from None
+    except MemoryError:
+        raise  # a resource, not the input: the command line says "out of memory"
     except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
         raise _internal(err, parser, text, filename, index) from None
+
+
+def _parse_error(err: ParseError, text: str, filename: str, index: LineIndex) -> Diagnostic:
+    """The diagnostic for xDSL's ``ParseError``: at its span, with notes for
+    the extra spans, and clearer words for the messages xDSL garbles."""
+    notes = [
+        Diagnostic("note", msg or "see here", _span_loc(span, text, filename, index))
+        for span, msg in (err.refs if isinstance(err, MultipleSpansParseError) else [])
+    ]
+    loc = _span_loc(err.span, text, filename, index)
+    msg = err.msg
+    if msg.strip() in ("", "in block definition"):
+        # xDSL's message when a block ends without '}' (truncated input).
+        msg = "unexpected end of the block: expected an operation or '}' (is the input truncated?)"
+    if msg.startswith("Unexpected character: ") and len(msg) == len("Unexpected character: ") + 1:
+        ch = msg[-1]
+        if not ch.isprintable() or unicodedata.category(ch) in ("Cf", "Co", "Cs", "Zl", "Zp"):
+            # a NUL, a control or bidi-override character would garble the terminal
+            msg = f"Unexpected character: U+{ord(ch):04X}"
+    if "{first_char}" in msg:  # an xDSL message that forgot its f-string
+        first = text[err.span.start : err.span.start + 1] or "the sigil"
+        msg = msg.replace("{first_char}", f"'{first}'")
+    if msg.startswith("End of file reached before closing string literal"):
+        msg, at = _string_literal_problem(text, err.span.start, msg)
+        if at is not None:
+            loc = (filename, *index.line_col(at))
+    return Diagnostic("error", msg, loc, notes)
+
+
+def _long_integer(parser: LocatedParser | None, text: str, filename: str, index: LineIndex) -> Diagnostic:
+    """Python refuses ``int()`` of more than ``sys.get_int_max_str_digits()``
+    (4300) digits: point at the last such digit run before the parser."""
+    loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
+    try:
+        end = parser._current_token.span.end if parser is not None else len(text)
+    except Exception:  # noqa: BLE001
+        end = len(text)
+    runs = [m.start() for m in re.finditer(r"\d{4301,}", text[:end])]
+    if runs:
+        loc = (filename, *index.line_col(runs[-1]))
+    return Diagnostic("error", "integer literal is too long: more than 4300 digits", loc)
 
 
 def _internal(

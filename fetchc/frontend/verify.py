@@ -5,33 +5,22 @@ Spec: ir.md §3 (one op gets one error: the first rule it breaks).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection
 
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from fetchc.frontend.diagnostics import Diagnostic, OpError, exception_text, op_error
 from fetchc.frontend.xdsl_compat import verify_op_alone
+from fetchc.rewriting import walk
 
 __all__ = ["verify_module"]
 
 
-def _walk_preorder(root: Operation) -> Iterator[Operation]:
-    """Pre-order walk (same order as ``Operation.walk()``), iterative so that
-    deeply nested IR cannot exhaust Python's recursion limit."""
-    stack: list[Operation] = [root]
-    while stack:
-        op = stack.pop()
-        yield op
-        children: list[Operation] = []
-        for region in op.regions:
-            for block in region.blocks:
-                children.extend(block.ops)
-        stack.extend(reversed(children))
-
-
-def verify_module(module: Operation) -> list[Diagnostic]:
-    """Verify ``module`` and every op nested in it; return all errors.
+def verify_module(module: Operation, only: Collection[Operation] | None = None) -> list[Diagnostic]:
+    """Verify ``module`` and every op nested in it (or, with ``only``, just
+    those of its ops; :func:`fetchc.rewriting.affected_ops` gives the set a
+    pass touched); return all errors.
 
     Each op is verified on its own (``op.verify(verify_nested_ops=False)``,
     minus xDSL's IR dump, see :func:`~fetchc.frontend.xdsl_compat.verify_op_alone`), in pre-order (the order of ``module.walk()``).  An op gives at most one
@@ -45,16 +34,20 @@ def verify_module(module: Operation) -> list[Diagnostic]:
     every failing op, so one run shows every problem of a file.
 
     Returns the errors in walk order (empty list = the module verifies).
-    Raises nothing: verifier exceptions never propagate.
+    Raises nothing but ``MemoryError``: verifier exceptions never propagate.
     """
     diagnostics: list[Diagnostic] = []
-    for op in _walk_preorder(module):
+    for op in walk(module):
+        if only is not None and op not in only:
+            continue
         try:
             verify_op_alone(op)
         except OpError as err:
             diagnostics.append(op_error(op, err.message, err.notes))
         except VerifyException as err:
             diagnostics.append(op_error(op, exception_text(err)))
+        except MemoryError:
+            raise  # a resource, not the input: the command line says "out of memory"
         except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic
             diagnostics.append(
                 op_error(

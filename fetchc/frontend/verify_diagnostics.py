@@ -158,64 +158,48 @@ def check_expected(
     expectations, failures = _parse_expectations(text, filename, line_offset)
     n_lines = sum(1 for _ in _LINE_BREAK_RE.finditer(text)) + (0 if text.endswith(("\n", "\r")) else 1)
     first, last = line_offset + 1, line_offset + max(n_lines, 1)
-
-    unexpected: list[Diagnostic] = []
-    for diag in flatten(diagnostics):
-        located = diag.loc is not None and diag.loc[1] > 0
-        if located:
-            assert diag.loc is not None
-            same_file = display_name(diag.loc[0]) == display_name(filename)
-            candidates = [
-                e
-                for e in expectations
-                if same_file and not e.unknown and e.line == diag.loc[1]
-            ]
-        else:
-            candidates = [e for e in expectations if e.unknown]
-        hit = next(
-            (
-                e
-                for e in sorted(candidates, key=lambda e: e.matched)
-                if e.severity == diag.severity and e.match(diag.message)
-            ),
-            None,
-        )
-        if hit is not None:
-            hit.matched = True
-            continue
-        near = next((e for e in candidates if e.match(diag.message)), None)
-        if near is not None:
-            unexpected.append(
-                Diagnostic(
-                    "error",
-                    f"'{diag.severity}' diagnostic emitted when expecting a "
-                    f"'{near.severity}'",
-                    near.loc,
-                )
-            )
-        else:
-            unexpected.append(
-                Diagnostic(
-                    "error",
-                    f"unexpected {diag.severity}: {diag.message}",
-                    diag.loc if located else None,
-                    op=None if located else diag.op,
-                    location=None if located else diag.location,
-                )
-            )
-
-    missing: list[Diagnostic] = []
-    for exp in expectations:
-        if exp.matched:
-            continue
-        message = f'expected {exp.severity} "{exp.text}" was not produced'
-        if exp.dangling:
-            message += f": no line follows its '{exp.designator}' designator"
-        elif not exp.unknown and not first <= exp.line <= last:
-            message += (
-                f": its designator '{exp.designator}' points at line {exp.line},"
-                f" outside the input (lines {first}-{last})"
-            )
-        missing.append(Diagnostic("error", message, exp.loc))
-
+    unexpected = [
+        failure
+        for diag in flatten(diagnostics)
+        if (failure := _match(diag, expectations, filename)) is not None
+    ]
+    missing = [_missing(exp, first, last) for exp in expectations if not exp.matched]
     return failures + unexpected + missing
+
+
+def _match(diag: Diagnostic, expectations: list[_Expected], filename: str) -> Diagnostic | None:
+    """Mark the expectation ``diag`` meets; else the failure to report."""
+    located = diag.loc is not None and diag.loc[1] > 0
+    if located:
+        assert diag.loc is not None
+        same_file = display_name(diag.loc[0]) == display_name(filename)
+        candidates = [e for e in expectations if same_file and not e.unknown and e.line == diag.loc[1]]
+    else:
+        candidates = [e for e in expectations if e.unknown]
+    hit = next(
+        (e for e in sorted(candidates, key=lambda e: e.matched) if e.severity == diag.severity and e.match(diag.message)),
+        None,
+    )
+    if hit is not None:
+        hit.matched = True
+        return None
+    near = next((e for e in candidates if e.match(diag.message)), None)
+    if near is not None:
+        return Diagnostic("error", f"'{diag.severity}' diagnostic emitted when expecting a '{near.severity}'", near.loc)
+    return Diagnostic(
+        "error",
+        f"unexpected {diag.severity}: {diag.message}",
+        diag.loc if located else None,
+        op=None if located else diag.op,
+        location=None if located else diag.location,
+    )
+
+
+def _missing(exp: _Expected, first: int, last: int) -> Diagnostic:
+    """The failure for an expectation no diagnostic met."""
+    message = f'expected {exp.severity} "{exp.text}" was not produced'
+    if exp.dangling:
+        message += f": no line follows its '{exp.designator}' designator"
+    elif not exp.unknown and not first <= exp.line <= last:
+        message += f": its designator '{exp.designator}' points at line {exp.line}, outside the input (lines {first}-{last})"
+    return Diagnostic("error", message, exp.loc)

@@ -190,20 +190,41 @@ def _type_end(text: str, start: int) -> int | None:
 
 
 class MemoTypeParser(Parser):
-    """xDSL's parser, parsing each distinct ``!dialect.type<...>`` or
-    ``memref<...>`` spelling once per input: a kernel repeats the same stream
+    """xDSL's parser, parsing each distinct ``!dialect.type<...>``,
+    ``memref<...>`` or builtin scalar type spelling once per input: a kernel repeats the same stream
     and memref types thousands of times, and xDSL's type parser costs about a
-    third of the parse.  Attributes are immutable, so a parsed type is shared.
-    Upstream: a per-parser type cache keyed by spelling."""
+    third of the parse.  Attributes are immutable, so a parsed type is shared
+    (per :class:`~xdsl.context.Context`: a spelling means the same type in
+    the same context).  Upstream: a type cache keyed by spelling."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._type_memo: dict[str, Attribute] = {}
+    MEMO_LIMIT = 1 << 14
+    """Spellings remembered per context (the memo is dropped when full)."""
+
+    def __init__(self, ctx: Context, *args, **kwargs) -> None:
+        super().__init__(ctx, *args, **kwargs)
+        # Kept on the context: the same spelling parses to the same type in
+        # the same context, and a context shared across compiles (fetchc's
+        # shared_context) shares the parses.
+        memo = ctx.__dict__.get("_fetchc_type_memo")
+        if memo is None or len(memo) > self.MEMO_LIMIT:
+            memo = ctx.__dict__["_fetchc_type_memo"] = {}
+        self._type_memo: dict[str, Attribute] = memo
 
     def parse_optional_type(self):
         token = self._current_token
         text = self.lexer.input.content
         start = token.span.start
+        if token.kind == MLIRTokenKind.BARE_IDENT and not text.startswith("<", token.span.end):
+            # A builtin scalar type (`i64`, `f32`, `bf16`...): one token.
+            key = token.text
+            hit = self._type_memo.get(key)
+            if hit is not None:
+                self._consume_token()
+                return hit
+            found = super().parse_optional_type()
+            if found is not None and self._current_token.span.start >= token.span.end:
+                self._type_memo[key] = found
+            return found
         if token.kind not in (MLIRTokenKind.EXCLAMATION_IDENT, MLIRTokenKind.BARE_IDENT) or not (
             text.startswith("memref<", start) or text.startswith("!", start)
         ):

@@ -55,7 +55,9 @@ Op semantics
   elements in row-major order to the result shape (the IR does not say which
   permutation the Transpose Engine applies, so this is a reinterpretation,
   not a data movement).  ``rngd.commit``: the stream's elements in row-major
-  order into the memref array, in place.
+  order into the memref array, in place.  ``rngd.scratch``: a new array of
+  zeros of its memref's shape (the compiler's own DM buffer; a commit fills
+  it before a fetch reads it).
 * ``rngd.block_scale``: ``x × s`` per block
   (:func:`fetchc.target.numerics.block_scale`: an ``f8E8M0FNU`` scale
   decoded as ``2^(e-127)``, then the Vector Engine multiply);
@@ -67,8 +69,8 @@ Op semantics
   ``fetch_seq.table``'s baked entries.  The program's ``base`` field is a DM
   byte address, so the interpreter must know the memref's DM address: pass
   ``memref_bases`` to :func:`interpret` (default 0, ``fetch.fetch``'s default
-  ``base``; :func:`fetch_bases` collects them from the module before
-  ``fetch-to-seq``).
+  ``base``, or a ``rngd.scratch``'s ``dm_base``; :func:`fetch_bases`
+  collects them from the module before ``fetch-to-seq``).
 * ``rngd.contract_outer`` has no implementation (its arithmetic is not
   specified).
 
@@ -104,6 +106,7 @@ from fetchc.dialects.rngd import (
     BlockScaleOp,
     CollectOp,
     CommitOp,
+    ScratchOp,
     SwitchOp,
     TensorScaleOp,
     ToTrfOp,
@@ -434,6 +437,11 @@ class FetchcFunctions(InterpreterFunctions):
         buf[...] = src.reshape(buf.shape)
         return ()
 
+    @impl(ScratchOp)
+    def run_scratch(self, interpreter: Interpreter, op: ScratchOp, args: tuple[Any, ...]):
+        elem = _elem(op.memref.element_type, op.name)
+        return (np.zeros(tuple(op.memref.get_shape()), dtype=elem.np_dtype),)
+
     @impl(ToTrfOp)
     def run_to_trf(self, interpreter: Interpreter, op: ToTrfOp, args: tuple[Any, ...]):
         return (args[0],)
@@ -467,7 +475,9 @@ class FetchcFunctions(InterpreterFunctions):
         mem = _check_memref(args[0], mt, f"fetch_seq.program {op.program_name.data}")
         prog, tables = program_from_op(op)
         bases: dict[SSAValue, int] = interpreter.get_data(FetchcFunctions, _BASES, dict)
-        enc = run_program_on_array(flatten_in_layout(mem, mt), prog, tables, bases.get(op.source, 0))
+        default = op.source.owner.base_value if isinstance(op.source.owner, ScratchOp) else None
+        base = bases.get(op.source, default or 0)
+        enc = run_program_on_array(flatten_in_layout(mem, mt), prog, tables, base)
         st = op.result.type
         assert isinstance(st, StreamType)
         vals = from_sim_encoding(enc, prog.out_dtype).reshape(st.time + st.packet)

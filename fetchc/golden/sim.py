@@ -491,14 +491,27 @@ class _Scaled:
 
 
 def output_limit_bytes() -> int:
-    """The largest output one program may produce, in bytes: the
-    ``FETCHC_SIM_MAX_BYTES`` environment variable, else the machine's
-    physical memory (``os.sysconf``, else 2^34), capped at half of an
-    address-space limit (``RLIMIT_AS``) when one is set."""
+    """The most memory, in bytes, ``fetchc sim`` may allocate for the DM
+    image and the outputs of the programs it runs, together (checked before
+    anything is allocated: :func:`check_memory`, :func:`check_output_size`):
+    the ``FETCHC_SIM_MAX_BYTES`` environment variable, else the machine's
+    physical memory (``os.sysconf``, else 2^34), capped, when an
+    address-space limit (``RLIMIT_AS``, ``ulimit -v``) is set, at three
+    quarters of the address space the process has left under it (memory
+    already allocated, such as a loaded DM image, is then not counted
+    again).  Raises :class:`SimError` for a malformed
+    ``FETCHC_SIM_MAX_BYTES``."""
+    return _memory_budget()[0]
+
+
+def _memory_budget() -> tuple[int, bool]:
+    """``(limit, from_free_space)``: :func:`output_limit_bytes`, and whether
+    it is what is left under ``RLIMIT_AS`` (which already excludes the
+    memory in use)."""
     env = os.environ.get("FETCHC_SIM_MAX_BYTES")
     if env:
         try:
-            return max(0, int(env))
+            return max(0, int(env)), False
         except ValueError:
             raise SimError(f"FETCHC_SIM_MAX_BYTES must be a whole number of bytes, not {env!r}") from None
     try:
@@ -510,10 +523,24 @@ def output_limit_bytes() -> int:
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if soft != resource.RLIM_INFINITY:
-            limit = min(limit, soft // 2)  # leave room for the interpreter and the DM image
+            # three quarters of what is left: the rest is for temporaries
+            # (the worker threads' stacks, chunk buffers)
+            free = max(0, soft - _address_space_in_use()) * 3 // 4
+            if free < limit:
+                return free, True
     except (ImportError, ValueError, OSError):
         pass
-    return limit
+    return limit, False
+
+
+def _address_space_in_use() -> int:
+    """The process's virtual memory size in bytes (``/proc/self/statm``), or
+    0 where that is not available."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
 
 
 def check_output_size(elements: int, itemsize: int, label: str) -> None:
@@ -526,6 +553,52 @@ def check_output_size(elements: int, itemsize: int, label: str) -> None:
         raise SimError(
             f"program {label}: its loop nest produces {elements} elements ({need} bytes), more than the "
             f"{limit} bytes fetchc sim may allocate (set FETCHC_SIM_MAX_BYTES to change the limit)"
+        )
+
+
+def check_memory(sb: SeqBin, dm_bytes: int, program: str | None = None, *, dm_loaded: bool = False) -> None:
+    """Raise :class:`SimError` before anything is allocated when the DM image
+    (``dm_bytes``) and the outputs of the programs :func:`simulate` would run
+    (all of them, or the one named ``program``) need more than
+    :func:`output_limit_bytes` together: each program may fit while all of
+    them do not.  ``dm_loaded``: the image is already in memory (it then
+    counts only against an explicit or physical-memory limit, not against
+    the address space left, which already excludes it).  A program whose
+    record is too broken to size is skipped here; running it reports the
+    error."""
+    limit, from_free_space = _memory_budget()
+    if dm_loaded and from_free_space:
+        dm_bytes = 0
+    if dm_bytes > limit:
+        raise SimError(
+            f"the DM image is {dm_bytes} bytes, more than the {limit} bytes fetchc sim may allocate "
+            f"(set FETCHC_SIM_MAX_BYTES to change the limit)"
+        )
+    total = elements = 0
+    names: list[str] = []
+    for i, prog in enumerate(sb.programs):
+        key = program_key(prog, i)
+        if program is not None and key != program:
+            continue
+        try:
+            n = math.prod(prog.limits)
+            size = sim_dtype(prog.out_dtype).itemsize
+        except Exception:  # noqa: BLE001 - a corrupt record: its own run reports it
+            continue
+        elements += n
+        total += n * size
+        names.append(key)
+    if names and dm_bytes + total > limit:
+        with_dm = f", which with the {dm_bytes}-byte DM image is" if dm_bytes else ", which is"
+        what = (
+            f"program {names[0]}: its loop nest produces {elements} elements ({total} bytes)"
+            if len(names) == 1
+            else f"the {len(names)} programs produce {elements} elements ({total} bytes) together"
+        )
+        hint = "" if len(names) == 1 else ", or run one program at a time with --program"
+        raise SimError(
+            f"{what}{with_dm} more than the {limit} bytes fetchc sim may "
+            f"allocate (set FETCHC_SIM_MAX_BYTES to change the limit{hint})"
         )
 
 
@@ -855,9 +928,13 @@ def simulate(
     Extra keyword arguments go to :func:`simulate_program`.
 
     Raises :class:`SimError`: unknown ``program`` (the message lists the
-    names), two programs with the same name, or any error of a program."""
+    names), two programs with the same name, the DM image and all outputs
+    needing more memory than :func:`output_limit_bytes` (:func:`check_memory`,
+    checked before any program runs), or any error of a program."""
     dm_arr = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
     keys = [program_key(p, i) for i, p in enumerate(sb.programs)]
+    if program is None or program in keys:
+        check_memory(sb, dm_arr.nbytes, program, dm_loaded=True)
     seen: set[str] = set()
     for k in keys:
         if k in seen:

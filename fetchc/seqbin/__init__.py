@@ -7,8 +7,6 @@ which imports numpy lazily); :mod:`fetchc.seqbin.emit` turns a module
 lowered to ``fetch_seq`` into a :class:`SeqBin`.
 """
 
-from fetchc.seqbin.disasm import *  # noqa: F401,F403
-from fetchc.seqbin.disasm import __all__ as _disasm_all
 from fetchc.seqbin.format import *  # noqa: F401,F403
 from fetchc.seqbin.format import __all__ as _format_all
 from fetchc.seqbin.manifest import *  # noqa: F401,F403
@@ -18,4 +16,15 @@ from fetchc.seqbin.reader import __all__ as _reader_all
 from fetchc.seqbin.writer import *  # noqa: F401,F403
 from fetchc.seqbin.writer import __all__ as _writer_all
 
-__all__ = [*_format_all, *_manifest_all, *_writer_all, *_reader_all, *_disasm_all]
+_DISASM = ("disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text", "stage_names")
+"""The disassembler's names, imported on first use: compiling never needs them."""
+
+__all__ = [*_format_all, *_manifest_all, *_writer_all, *_reader_all, *_DISASM]
+
+
+def __getattr__(name: str):
+    if name in _DISASM:
+        from fetchc.seqbin import disasm
+
+        return getattr(disasm, name)
+    raise AttributeError(f"module 'fetchc.seqbin' has no attribute {name!r}")

@@ -10,7 +10,10 @@ order, programs within a function in order) and tables in order of first use.
 The MANIFEST (seqbin.md, ir.md §2a) is read off the IR as well
 (:func:`build_manifest`): a kernel per ``func.func`` holding programs, its
 memref arguments as tensors (placement from their ``rngd.dm_base`` argument
-attribute, which ``fetch-place-dm`` sets), its ``f32`` arguments as scalars,
+attribute, which ``fetch-place-dm`` sets), then its ``rngd.scratch`` buffers
+as tensors with ``"arg": null`` and ``"scratch": true``, named ``scratch0``,
+... in program order (placement from their ``dm_base`` property), its
+``f32`` arguments as scalars,
 and per program its tensor, its result stream's time and packet shape and
 its location.  Spec: seqbin.md, ir.md §2a, §4.
 """
@@ -19,15 +22,16 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import BlockArgument, Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
-from fetchc.dialects.rngd import CommitOp
+from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error, op_location, op_path
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, tensor_name
+from fetchc.rewriting import walk
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, scratch_names, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
 from fetchc.target.layout import memref_byte_span, memref_layout
@@ -86,7 +90,7 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     table_index: dict[Operation, int] = {}
     programs: list[Program] = []
     program_ops: list[ProgramOp] = []
-    for op in module.walk():
+    for op in walk(module):
         if op.name in UNLOWERED:
             raise DiagnosticError(
                 op_error(
@@ -143,9 +147,10 @@ def build_manifest(program_ops: list[ProgramOp]) -> Manifest:
     kernel per ``func.func`` holding any of them, in file order (ir.md §2a).
 
     Raises :class:`DiagnosticError`: at a program not inside a ``func.func``
-    or reading a memref that is not an argument of its function; at the
-    function for a memref argument without a DM layout (element type,
-    layout) or without ``rngd.dm_base`` (run ``fetch-place-dm``)."""
+    or reading a memref that is neither an argument nor a scratch buffer of
+    its function; at the function for a memref argument without a DM layout
+    (element type, layout) or without ``rngd.dm_base`` (run
+    ``fetch-place-dm``); at a ``rngd.scratch`` without ``dm_base``."""
     groups: dict[FuncOp, list[int]] = {}
     for i, op in enumerate(program_ops):
         groups.setdefault(_kernel_of(op), []).append(i)
@@ -164,9 +169,9 @@ def _kernel_of(op: ProgramOp) -> FuncOp:
 
 def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     args = f.body.block.args
-    committed = {op.dest for op in f.walk() if isinstance(op, CommitOp)}
+    committed = {op.dest for op in walk(f) if isinstance(op, CommitOp)}
     read = {op.source for _, op in programs}
-    tensor_of: dict[BlockArgument, int] = {}
+    tensor_of: dict[SSAValue, int] = {}
     tensors: list[Tensor] = []
     scalars: list[Scalar] = []
     for arg in args:
@@ -175,10 +180,14 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
             tensors.append(_tensor(f, arg, arg in read, arg in committed))
         elif isinstance(arg.type, Float32Type):
             scalars.append(Scalar(arg.index, tensor_name(arg), F32))
+    for sop, name in scratch_names(f).items():
+        assert isinstance(sop, ScratchOp)
+        tensor_of[sop.result] = len(tensors)
+        tensors.append(_scratch(sop, name, sop.result in read, sop.result in committed))
     entries = []
     for index, op in programs:
         src = op.source
-        if not isinstance(src, BlockArgument) or src not in tensor_of:
+        if src not in tensor_of:
             raise DiagnosticError(
                 op_error(op, f"reads a memref that is not an argument of func @{f.sym_name.data}: "
                          "pass it in as a function argument (ir.md §2a)")
@@ -208,11 +217,28 @@ def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tenso
     )  # fmt: skip
 
 
+def _scratch(op: ScratchOp, name: str, read: bool, committed: bool) -> Tensor:
+    mt = op.memref
+    t = element_type(mt.element_type)
+    assert t is not None  # the rngd.scratch verifier
+    lo, end = memref_byte_span(mt)
+    if op.base_value is None:
+        raise DiagnosticError(
+            op_error(op, f"scratch buffer {name} has no dm_base: run fetch-place-dm after fetch-route-sub-decode "
+                     "(the default pipeline does)")
+        )  # fmt: skip
+    strides, offset = memref_layout(mt)
+    return Tensor(
+        arg=None, name=name, dtype=t, shape=tuple(mt.get_shape()), strides=tuple(strides), offset=offset,
+        dm_base=op.base_value, bytes=end - lo, read=read, committed=committed, scratch=True,
+    )  # fmt: skip
+
+
 def _dm_base(f: FuncOp, arg: BlockArgument) -> int:
     value = arg_attribute(f, arg, DM_BASE_ATTR)
     if value is None:
         raise DiagnosticError(
-            op_error(f, f"argument {_spelled(arg)} has no {DM_BASE_ATTR}: run fetch-place-dm (first in the "
+            op_error(f, f"argument {_spelled(arg)} has no {DM_BASE_ATTR}: run fetch-place-dm (in the "
                      "default pipeline) or place it with {rngd.dm_base = N : i64}")
         )  # fmt: skip
     if not isinstance(value, IntegerAttr):

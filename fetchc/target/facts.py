@@ -84,6 +84,11 @@ __all__ = [
     "table_pairs_text",
     "flit_count",
     "flit_bits",
+    "is_dm_base",
+    "stride_fits",
+    "innermost_ok",
+    "read_bytes_ok",
+    "cast_fits_flit",
     "SWITCH_WORD_BYTES",
     "TABLE_LOOKUP",
     "CAST",
@@ -324,6 +329,38 @@ BASE_ALIGN = 8
 """``base`` must be a multiple of this many bytes."""
 BASE_LIMIT = 1 << 32
 """``base`` (and every address) must be below this."""
+
+
+def is_dm_base(address: int) -> bool:
+    """hardware.md §3: a tensor's ``base`` is a DM byte address that is a
+    multiple of 8 and below 2^32."""
+    return 0 <= address < BASE_LIMIT and address % BASE_ALIGN == 0
+
+
+def stride_fits(stride: int) -> bool:
+    """An entry stride fits the i32 stride field (seqbin.md words 16-23)."""
+    return STRIDE_MIN <= stride <= STRIDE_MAX
+
+
+def innermost_ok(stride: int, packet_size: int) -> bool:
+    """hardware.md §3: the innermost entry walks DM contiguously (stride 1)
+    or broadcasts (stride 0), unless the packet is one element; a packet may
+    span several contiguous runs."""
+    return packet_size == 1 or stride in (0, 1)
+
+
+def read_bytes_ok(elems: int, bits: int) -> bool:
+    """hardware.md §3: a read of ``elems`` elements of ``bits`` bits is a
+    whole 1, 2, 4, 8, 16 or 32 bytes."""
+    return (elems * bits) % 8 == 0 and (elems * bits) // 8 in READ_BYTES
+
+
+def cast_fits_flit(read_elems: int, cast_out: ElementType | None) -> bool:
+    """hardware.md §2.2: the cast output of one read fits one 32-byte flit
+    (``read_elems × out_bytes ≤ 32``); always true without a cast."""
+    return cast_out is None or read_elems * cast_out.storage_bytes <= FLIT_BYTES
+
+
 STRIDE_MIN = -(1 << 31)
 STRIDE_MAX = (1 << 31) - 1
 """Entry strides are stored as i32 (seqbin.md PROGRAMS words 16-23)."""

@@ -42,12 +42,11 @@ from fetchc.target.facts import (
     CAST_STAGE,
     CONTEXTS,
     FLIT_BYTES,
+    cast_fits_flit,
     LOOKUP_TABLES,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
     READ_BYTES,
-    STRIDE_MAX,
-    STRIDE_MIN,
     SUB_READ_BYTES,
     TABLE_LOOKUP_STAGE,
     ZERO_POINT,
@@ -56,6 +55,8 @@ from fetchc.target.facts import (
     StageKind,
     ZeroPointRule,
     flit_count,
+    innermost_ok,
+    stride_fits,
     has_table_register,
 )
 from fetchc.target.sequencer import contiguous_run
@@ -233,7 +234,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
         if not 1 <= n <= MAX_ENTRY_SIZE:
             raise RecordError("limits", f"{L.field('limits', k)} is {n}; a used entry is 1 to {MAX_ENTRY_SIZE}")
     for k, s in enumerate(strides):
-        if not STRIDE_MIN <= s <= STRIDE_MAX:
+        if not stride_fits(s):
             raise RecordError(
                 "strides", f"{L.field('strides', k)} is {s}, which does not fit the 32-bit signed stride field"
             )
@@ -243,7 +244,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
     if packet < 1:
         raise RecordError("packet_size", f"{L.field('packet_size')} is {packet}; it must be at least 1")
     inner_n, inner_s = limits[-1], strides[-1]
-    if packet != 1 and inner_s not in (0, 1):
+    if not innermost_ok(inner_s, packet):
         raise RecordError(
             "strides",
             f"the innermost entry [{inner_n} : {inner_s}] cannot hold packets of {packet} elements "
@@ -384,7 +385,7 @@ def _cast_stage(
         raise RecordError(
             "type_conversion", f"{tc} is code {code} ({src} -> {dst}) but the value entering the cast is {t}"
         )
-    if read_elems is not None and read_elems * dst.storage_bytes > FLIT_BYTES:
+    if read_elems is not None and not cast_fits_flit(read_elems, dst):
         raise RecordError(
             "fetch_size",
             f"one read of {read_elems} elements casts to {read_elems * dst.storage_bytes} bytes of {dst}, "

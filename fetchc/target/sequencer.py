@@ -241,7 +241,66 @@ def derive(
     a non-contiguous innermost entry; no legal (or an illegal pinned / sub)
     read size.
     """
-    # ---- argument shapes (caller errors) ---------------------------------
+    _check_arguments(memref_shape, memref_strides, map_coeffs, map_consts, time_shape, packet_shape, elem, context)
+    _check_base(base)
+    _check_sizes(memref_shape, time_shape, packet_shape)
+    sizes = [*time_shape, *packet_shape]
+    _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes)
+    rank = len(memref_shape)
+    dim_strides = [
+        sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))
+    ]
+    offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
+    _check_addresses(base, offset, dim_strides, sizes, elem)
+    entries = _entries(sizes, dim_strides, elem, len(time_shape))
+    packet_size = math.prod(packet_shape)
+    _check_innermost(entries, packet_size)
+    run = contiguous_run(entries)
+    max_access = math.gcd(packet_size, run)
+    if context == "main":
+        r = _main_read_size(elem, cast_out, read_size, packet_size, run, max_access)
+    else:
+        r = _sub_read_size(elem, cast_out, read_size, packet_size, run, max_access)
+    words = packet_size // r
+    return SequencerConfig(
+        base=base + offset * elem.bits // 8,
+        limits=tuple(n for n, _ in entries),
+        strides=tuple(s for _, s in entries),
+        packet_size=packet_size,
+        read_size=r,
+        fetch_size=r * elem.bits // 8,
+        words_per_packet=words,
+        cycles=math.prod(time_shape) * words,
+        contiguous_run=run,
+        max_access_size=max_access,
+    )
+
+
+def _check_innermost(entries: Sequence[tuple[int, int]], packet_size: int) -> None:
+    """The innermost entry walks DM contiguously (stride 1) or broadcasts
+    (stride 0), unless the packet is one element.  A packet may span several
+    contiguous runs: the read size divides gcd(packet, run), so each hardware
+    read stays inside one run (hardware.md §3, the furiosa-opt book's
+    "Non-Contiguous Packets")."""
+    n_in, s_in = entries[-1]
+    if not target.innermost_ok(s_in, packet_size):
+        raise SequencerError(
+            f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
+            f"packet of {packet_size} elements needs innermost stride 0 or 1"
+        )
+
+
+def _check_arguments(
+    memref_shape: Sequence[int],
+    memref_strides: Sequence[int],
+    map_coeffs: Sequence[Sequence[int]],
+    map_consts: Sequence[int],
+    time_shape: Sequence[int],
+    packet_shape: Sequence[int],
+    elem: ElementType,
+    context: str,
+) -> None:
+    """Ranks agree, a known context, a type that lives in DM."""
     rank = len(memref_shape)
     ndims = len(time_shape) + len(packet_shape)
     if len(memref_strides) != rank or len(map_coeffs) != rank or len(map_consts) != rank:
@@ -259,17 +318,9 @@ def derive(
         raise SequencerError(f"unknown Fetch Unit context '{context}' (expected main or sub)")
     if elem.bits not in target.MEMORY_BITS or elem.in_flight_only:
         raise SequencerError(f"{elem} elements cannot be fetched from memory")
-    bits = elem.bits
 
-    # ---- base (hardware.md §3 last bullets) ------------------------------
-    if base < 0:
-        raise SequencerError(f"base {base} is negative; it must be a DM byte address")
-    if base % BASE_ALIGN != 0:
-        raise SequencerError(f"base {base} is not a multiple of {BASE_ALIGN} bytes")
-    if base >= BASE_LIMIT:
-        raise SequencerError(f"base {base} is not below 2^32 = {BASE_LIMIT}")
 
-    # ---- sizes -----------------------------------------------------------
+def _check_sizes(memref_shape: Sequence[int], time_shape: Sequence[int], packet_shape: Sequence[int]) -> None:
     for what, shape in (("memref", memref_shape), ("time", time_shape), ("packet", packet_shape)):
         for i, n in enumerate(shape):
             if n <= 0:
@@ -277,26 +328,38 @@ def derive(
                     f"{what} dimension {i} has size {n}, but every dimension needs "
                     f"a positive size"
                 )
-    sizes = [*time_shape, *packet_shape]
 
-    # ---- index bounds (every address inside the memref) ------------------
-    for r in range(rank):
+
+def _check_base(base: int) -> None:
+    """hardware.md §3: ``base`` is a DM byte address, a multiple of 8, below 2^32."""
+    if base < 0:
+        raise SequencerError(f"base {base} is negative; it must be a DM byte address")
+    if base % BASE_ALIGN != 0:
+        raise SequencerError(f"base {base} is not a multiple of {BASE_ALIGN} bytes")
+    if base >= BASE_LIMIT:
+        raise SequencerError(f"base {base} is not below 2^32 = {BASE_LIMIT}")
+
+
+def _check_index_bounds(
+    memref_shape: Sequence[int], map_coeffs: Sequence[Sequence[int]], map_consts: Sequence[int], sizes: Sequence[int]
+) -> None:
+    """Every index the map reaches lies inside the memref."""
+    for r, extent in enumerate(memref_shape):
         lo = hi = map_consts[r]
         for d, n in enumerate(sizes):
             span = map_coeffs[r][d] * (n - 1)
             lo += min(0, span)
             hi += max(0, span)
-        if lo < 0 or hi >= memref_shape[r]:
+        if lo < 0 or hi >= extent:
             raise SequencerError(
                 f"index {r} of the memref reaches [{lo}, {hi}] but the dimension "
-                f"has size {memref_shape[r]}: address outside the memref"
+                f"has size {extent}: address outside the memref"
             )
 
-    # ---- element strides and first element -------------------------------
-    dim_strides = [
-        sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(ndims)
-    ]
-    offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
+
+def _check_addresses(base: int, offset: int, dim_strides: Sequence[int], sizes: Sequence[int], elem: ElementType) -> None:
+    """Every byte read lies in ``[0, 2^32)``; a 4-bit first element is even."""
+    bits = elem.bits
     lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
     hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
     lo_addr = base + (lo_e * bits) // 8
@@ -306,28 +369,33 @@ def derive(
             f"the fetch reaches DM byte addresses [{lo_addr}, {hi_addr}], outside "
             f"[0, 2^32): address outside the addressable DM"
         )
-
-    # ---- 4-bit offset ----------------------------------------------------
     if bits == 4 and offset % 2 != 0:
         raise SequencerError(
             f"odd 4-bit element offset {offset} is not addressable: element 2i is "
             f"the low nibble of byte i"
         )
-    prog_base = base + offset * bits // 8
 
-    # ---- entries ---------------------------------------------------------
+
+def _entries(sizes: Sequence[int], dim_strides: Sequence[int], elem: ElementType, time_rank: int) -> list[tuple[int, int]]:
+    """The loop nest (:func:`build_entries`), checked: at most 8 entries,
+    i32 strides, even 4-bit strides outside the innermost entry."""
     entries = build_entries(sizes, dim_strides)
     if len(entries) > MAX_ENTRIES:
+        nest = ", ".join(f"{n} : {s}" for n, s in entries)
         raise SequencerError(
-            f"needs {len(entries)} sequencer entries, but the table holds {MAX_ENTRIES}"
+            f"needs {len(entries)} sequencer entries, but the table holds {MAX_ENTRIES}: the stream's "
+            f"{time_rank} time and {len(sizes) - time_rank} packet dims give [{nest}]; an outer dim merges "
+            "into the one inside it when its stride is that dim's size times its stride, so lay the "
+            "tensor out so that neighbouring dims merge, use fewer time dims (fold them into one), or "
+            "split the read into several fetches"
         )
     for n, s in entries:
-        if not target.STRIDE_MIN <= s <= target.STRIDE_MAX:
+        if not target.stride_fits(s):
             raise SequencerError(
                 f"sequencer entry [{n} : {s}] has a stride of {s} elements, which does "
                 f"not fit the 32-bit signed stride field"
             )
-    if bits == 4:
+    if elem.bits == 4:
         for k, (n, s) in enumerate(entries[:-1]):
             if s % 2 != 0:
                 raise SequencerError(
@@ -335,51 +403,11 @@ def derive(
                     f"addressable: every access must start on a byte, and element 2i "
                     f"is the low nibble of byte i"
                 )
-
-    # ---- innermost contiguity -------------------------------------------
-    # The innermost entry walks DM contiguously (stride 1) or broadcasts
-    # (stride 0), unless the packet is one element.  A packet may span several
-    # contiguous runs: the read size below divides gcd(packet, run), so each
-    # hardware read stays inside one run (hardware.md §3, the furiosa-opt
-    # book's "Non-Contiguous Packets").
-    packet_size = math.prod(packet_shape)
-    n_in, s_in = entries[-1]
-    if packet_size != 1 and s_in not in (0, 1):
-        raise SequencerError(
-            f"innermost sequencer entry [{n_in} : {s_in}] is not contiguous: a "
-            f"packet of {packet_size} elements needs innermost stride 0 or 1"
-        )
-
-    run = contiguous_run(entries)
-    max_access = math.gcd(packet_size, run)
-
-    # ---- read size -------------------------------------------------------
-    if context == "main":
-        r = _main_read_size(elem, cast_out, read_size, packet_size, run, max_access)
-    else:
-        r = _sub_read_size(elem, cast_out, read_size, packet_size, run, max_access)
-
-    words = packet_size // r
-    return SequencerConfig(
-        base=prog_base,
-        limits=tuple(n for n, _ in entries),
-        strides=tuple(s for _, s in entries),
-        packet_size=packet_size,
-        read_size=r,
-        fetch_size=r * bits // 8,
-        words_per_packet=words,
-        cycles=math.prod(time_shape) * words,
-        contiguous_run=run,
-        max_access_size=max_access,
-    )
+    return entries
 
 
-def _legal_bytes(r: int, bits: int) -> bool:
-    return (r * bits) % 8 == 0 and (r * bits) // 8 in READ_BYTES
-
-
-def _cast_fits(r: int, cast_out: ElementType | None) -> bool:
-    return cast_out is None or r * cast_out.bits <= FLIT_BYTES * 8
+_legal_bytes = target.read_bytes_ok
+_cast_fits = target.cast_fits_flit
 
 
 def _cast_text(r: int, cast_out: ElementType) -> str:

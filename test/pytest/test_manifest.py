@@ -419,7 +419,7 @@ def program_ops(text: str):
 
 
 def test_missing_dm_base_is_a_located_error():
-    # Without fetch-place-dm (first in the default pipeline) an argument
+    # Without fetch-place-dm (in the default pipeline) an argument
     # without rngd.dm_base has no placement for the MANIFEST to record.
     text = KERNEL.replace(" {rngd.dm_base = 24576 : i64}", "")
     with pytest.raises(DiagnosticError) as e:
@@ -427,6 +427,6 @@ def test_missing_dm_base_is_a_located_error():
     (d,) = e.value.diagnostics
     assert d.loc == ("k.mlir", 1, 1)
     assert d.message == (
-        "'func.func' op argument %n has no rngd.dm_base: run fetch-place-dm (first in the default pipeline) "
+        "'func.func' op argument %n has no rngd.dm_base: run fetch-place-dm (in the default pipeline) "
         "or place it with {rngd.dm_base = N : i64}"
     )

@@ -292,7 +292,9 @@ def test_dm_size_option_range(bad):
 def test_default_pipeline_places_first():
     from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE
 
-    assert DEFAULT_PIPELINE[0] == "fetch-place-dm"
+    # fetch-route-sub-decode first (it creates scratch buffers), then the
+    # placement, before any other pass.
+    assert DEFAULT_PIPELINE[:2] == ("fetch-route-sub-decode", "fetch-place-dm")
     assert MLIR_PIPELINE == DEFAULT_PIPELINE[:-1]
     # Through the API: the scale fetch reads from the placed scale memref.
     result = fetchc.compile(KERNEL)

@@ -41,3 +41,20 @@ def test_embedding_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "seq.bin").read_bytes().startswith(b"FSEQ")
     assert "fetch_seq.program" in capsys.readouterr().out
+
+
+def test_builder_example_runs(capsys):
+    """The README's builder example (fetchc.builder) runs as written and
+    gives the programs and tables of examples/nvfp4_dequant_f32.mlir."""
+    import fetchc
+
+    text = (ROOT / "README.md").read_text()
+    (code,) = [c for c in re.findall(r"```python\n(.*?)```", text, re.S) if "fetchc.builder" in c]
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    built = scope["result"].seqbin
+    want = fetchc.compile((ROOT / "examples" / "nvfp4_dequant_f32.mlir").read_text()).seqbin
+    assert built.programs == want.programs and built.tables == want.tables
+    assert capsys.readouterr().out.splitlines() == [
+        f"{p.name} {p.limits} {p.strides} {p.fetch_size}" for p in want.programs
+    ]

@@ -189,6 +189,17 @@ def test_nine_entries_error():
         run(**nine_dims())
 
 
+def test_nine_entries_error_lists_the_nest_and_the_fix():
+    # Issue 10.8: the entries it derived and what would reduce them.  Memref
+    # index r is stream dim 8 - r (strides 2^(8-r) ... ): the nest walks the
+    # dims in reverse, 2 elements each, strides 1, 2, 4, ..., 256.
+    with pytest.raises(SequencerError) as e:
+        run(**nine_dims())
+    msg = str(e.value)
+    assert "the stream's 9 time and 1 packet dims give [2 : 1, 2 : 2, 2 : 4, 2 : 8, 2 : 16, 2 : 32, 2 : 64, 2 : 128, 2 : 256]" in msg
+    assert "use fewer time dims (fold them into one)" in msg and "neighbouring dims merge" in msg
+
+
 def test_eight_entries_fit():
     # Same with the outermost time dim gone: 8 entries (2:2),(2:4),...,(2:256).
     kw = nine_dims()

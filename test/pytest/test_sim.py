@@ -640,13 +640,13 @@ def test_cli_failed_write_removes_temp_file(files, capsys, monkeypatch):
     out = tmp / "out.npy"
     out.write_bytes(b"precious")
 
-    def broken_save(f, arr, allow_pickle=False):
+    def broken_write(f, arr, *args, **kwargs):
         f.write(b"partial")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(np, "save", broken_save)
+    monkeypatch.setattr(np.lib.format, "write_array", broken_write)
     assert main_sim([str(sp), "--dm", str(dp), "--program", "q/0", "-o", str(out)]) == 1
-    assert "error: No space left on device" in capsys.readouterr().err
+    assert f"error: cannot write '{out}': No space left on device" in capsys.readouterr().err
     assert out.read_bytes() == b"precious"
     assert sorted(os.listdir(tmp)) == ["dm.bin", "out.npy", "p.seq.bin"]
 

@@ -1,5 +1,6 @@
 // Round trip of every `rngd` op (switch, collect, commit, to_trf, to_vrf,
-// transpose, contract_outer, block_scale, tensor_scale), custom and generic.
+// transpose, contract_outer, block_scale, tensor_scale, scratch), custom and
+// generic.
 //
 // RUN: %fetchc -p '' --emit=mlir %s | %fetchc -p '' --emit=mlir | FileCheck %s
 // RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %fetchc -p '' --emit=mlir | FileCheck %s
@@ -63,5 +64,22 @@ func.func @vector_engine(%v: memref<64x32xf32>, %sc: memref<64x2xf32>, %gs: f32,
   %e = fetch.fetch %ex : memref<64x1xf8E8M0FNU> -> !fetch.stream<main, [64], [1], f8E8M0FNU>
   %m = rngd.block_scale %y, %e {block = 32 : i64} : !fetch.stream<main, [64], [32], f32>, !fetch.stream<main, [64], [1], f8E8M0FNU> -> !fetch.stream<main, [64], [32], f32>
   rngd.commit %m, %o2 : !fetch.stream<main, [64], [32], f32>, memref<64x32xf32>
+  func.return
+}
+
+// A scratch buffer (fetch-route-sub-decode's), unplaced and placed.
+// CHECK-LABEL: func.func @scratch(
+// CHECK-NEXT: %b = rngd.scratch : memref<4x16xi8>
+// CHECK-NEXT: %p = rngd.scratch {dm_base = 128 : i64} : memref<2x8xf8E4M3FN>
+// GENERIC-LABEL: "func.func"() <{sym_name = "scratch"
+// GENERIC: %b = "rngd.scratch"() : () -> memref<4x16xi8>
+// GENERIC-NEXT: %p = "rngd.scratch"() <{dm_base = 128 : i64}> : () -> memref<2x8xf8E4M3FN>
+func.func @scratch(%a: memref<4x16xi8>, %c: memref<2x8xf8E4M3FN>) {
+  %b = rngd.scratch : memref<4x16xi8>
+  %p = rngd.scratch {dm_base = 128 : i64} : memref<2x8xf8E4M3FN>
+  %s = fetch.fetch %a : memref<4x16xi8> -> !fetch.stream<main, [4], [16], i8>
+  rngd.commit %s, %b : !fetch.stream<main, [4], [16], i8>, memref<4x16xi8>
+  %t = fetch.fetch %c : memref<2x8xf8E4M3FN> -> !fetch.stream<main, [2], [8], f8E4M3FN>
+  rngd.commit %t, %p : !fetch.stream<main, [2], [8], f8E4M3FN>, memref<2x8xf8E4M3FN>
   func.return
 }

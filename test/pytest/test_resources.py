@@ -1,0 +1,226 @@
+"""Resource limits (issue 10 items 6 and 7; ir.md §5: every failure is an
+``error:`` line and exit 1, never a traceback).
+
+* Item 6: under ``ulimit -v`` (``RLIMIT_AS``) of a few hundred MiB, the
+  256 MiB worker stack cannot be reserved and numpy / OpenBLAS cannot map
+  their libraries and buffers.  fetchc sizes its stack from the limit, falls
+  back to smaller stacks and then to the main thread, limits OpenBLAS to one
+  thread, probes the address space before importing numpy, and says what ran
+  out.
+* Item 7: ``fetchc sim`` checks the DM image plus the outputs of all the
+  programs it runs against its memory budget before allocating anything.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fetchc import cli
+from fetchc.cli import main, main_sim
+from fetchc.seqbin import Program, SeqBin, write
+from fetchc.target import I8, I32
+
+resource = pytest.importorskip("resource")
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
+FETCHC = [sys.executable, "-m", "fetchc.cli"]
+
+
+def prog(name: str, base: int, cast: bool = False) -> Program:
+    """64 ``i8`` at ``base`` as 4 packets of 16: copied (64 bytes out) or
+    sign-extended to ``i32`` (256 bytes out)."""
+    return Program(
+        name=name, unit=0, in_dtype=I8, out_dtype=I32 if cast else I8, base=base, packet_size=16,
+        fetch_size=8 if cast else 16, limits=(64,), strides=(1,), stages=2 if cast else 0, table=None,
+        type_conversion=1 if cast else None, zero_point0=0, num_zero_points=0, zp_mode=0,
+        flit_count=2 if cast else 1, words_per_packet=2 if cast else 1,
+    )  # fmt: skip
+
+
+def _limited(mib: int):
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+    return set_limit
+
+
+def _can_limit() -> bool:
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError, AttributeError):
+        return False
+    return hard == resource.RLIM_INFINITY or hard >= 400 << 20
+
+
+needs_rlimit = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not _can_limit(), reason="needs a settable RLIMIT_AS (Linux)"
+)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("res")
+    assert main([str(KERNEL), "-o", str(d / "k.bin")]) == 0
+    (d / "dm.bin").write_bytes(bytes(range(256)) * (27 << 12))  # 27 MiB: both programs read inside it
+    return d
+
+
+COMMANDS = {
+    "compile": lambda d: [str(KERNEL), "-o", str(d / "out.bin")],
+    "dis": lambda d: ["dis", str(d / "k.bin"), "-o", str(d / "out.txt")],
+    "sim": lambda d: ["sim", str(d / "k.bin"), "--dm", str(d / "dm.bin"), "--program", "dequant_nvfp4/1",
+                      "-o", str(d / "out.npy")],
+    "sim-all": lambda d: ["sim", str(d / "k.bin"), "--dm", str(d / "dm.bin"), "-o", str(d / "out.npz")],
+}
+
+
+@needs_rlimit
+@pytest.mark.parametrize("mib", [150, 250, 300, 350, 400])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_memory_limit_gives_a_result_or_a_clear_error(workdir, command, mib):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    r = subprocess.run(FETCHC + COMMANDS[command](workdir), preexec_fn=_limited(mib), env=env,
+                       capture_output=True, text=True, timeout=300)
+    err = r.stderr
+    assert r.returncode in (0, 1), err
+    assert "Traceback" not in err and "internal error" not in err and "OpenBLAS" not in err, err
+    lines = err.splitlines()
+    if r.returncode == 1:
+        assert lines and lines[0].startswith("error: "), err
+        assert "memory" in err or "may allocate" in err, err
+    if command == "compile":
+        assert r.returncode == 0, err  # compiling needs neither numpy nor a 256 MiB stack
+
+
+def test_stack_plan_follows_the_address_space_limit(monkeypatch):
+    monkeypatch.setattr(cli, "address_space_limit", lambda: None)
+    assert cli._stack_plan()[0] == cli.DEEP_STACK_BYTES
+    monkeypatch.setattr(cli, "address_space_limit", lambda: 256 << 20)
+    plan = cli._stack_plan()
+    assert plan[0] == 32 << 20 and plan == sorted(plan, reverse=True) and plan[-1] >= cli.MIN_STACK_BYTES
+    assert cli.recursion_limit_for(cli.DEEP_STACK_BYTES) == cli.DEEP_RECURSION_LIMIT
+    assert cli.recursion_limit_for(32 << 20) == cli.DEEP_RECURSION_LIMIT // 8
+    assert cli.recursion_limit_for(1 << 20) == 1000
+
+
+def _refuse_threads(monkeypatch):
+    started: list[str] = []
+
+    def start(self):
+        started.append(self.name)
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    return started
+
+
+def test_no_thread_falls_back_to_the_main_thread(tmp_path, monkeypatch, capsys):
+    tried = _refuse_threads(monkeypatch)
+    limit = sys.getrecursionlimit()
+    out = tmp_path / "k.bin"
+    assert main([str(KERNEL), "-o", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"FSEQ"
+    assert len(tried) >= 2  # smaller stacks were tried first
+    assert cli.STACK_IN_USE == (0, limit) and sys.getrecursionlimit() == limit
+
+
+def test_no_thread_and_deep_nesting_is_nesting_too_deep(tmp_path, monkeypatch, capsys):
+    _refuse_threads(monkeypatch)
+    src = tmp_path / "deep.mlir"
+    src.write_text('"test.op"() {a = ' + "[" * 3000 + "]" * 3000 + "} : () -> ()\n")
+    assert main([str(src), "--emit=mlir", "-o", str(tmp_path / "out.mlir")]) == 1
+    err = capsys.readouterr().err
+    assert "nesting too deep" in err and "Traceback" not in err
+    assert not (tmp_path / "out.mlir").exists()
+
+
+def test_memory_error_is_reported_as_out_of_memory(monkeypatch, capsys, tmp_path):
+    def boom(argv):
+        raise MemoryError()
+
+    monkeypatch.setattr(cli, "_dispatch", boom)
+    assert main(["x.mlir"]) == 1
+    assert capsys.readouterr().err.startswith("error: out of memory")
+
+
+def test_numpy_that_cannot_be_mapped_is_not_enough_memory(monkeypatch, capsys, tmp_path):
+    """numpy's ImportError under a memory limit ('failed to map segment')."""
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
+    monkeypatch.setattr(cli, "address_space_limit", lambda: None)
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "numpy":
+            raise ImportError("Original error was: libscipy_openblas64_.so: failed to map segment from shared object")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    (tmp_path / "k.bin").write_bytes(b"")
+    assert main(["dis", str(tmp_path / "k.bin")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: not enough memory to load numpy"), err
+
+
+# --------------------------------------------------------------------------
+# Item 7: the total, up front
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def three_programs(tmp_path):
+    """Three programs of 256 output bytes each (i8 -> i32) on a 256-byte
+    image: each needs 512 bytes with the image, all three 1024."""
+    sb = SeqBin((), (prog("p/0", 0, True), prog("p/1", 64, True), prog("p/2", 128, True)))
+    (tmp_path / "p.bin").write_bytes(write(sb))
+    (tmp_path / "dm.bin").write_bytes(bytes(range(256)))
+    return tmp_path
+
+
+def test_sim_checks_the_total_output_before_running(three_programs, monkeypatch, capsys):
+    d = three_programs
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "600")
+    argv = [str(d / "p.bin"), "--dm", str(d / "dm.bin")]
+    for name in ("p/0", "p/1", "p/2"):  # each fits
+        assert main_sim(argv + ["--program", name, "-o", str(d / "one.npy")]) == 0
+        base = 64 * int(name[-1])
+        want = np.arange(base, base + 64, dtype=np.uint8).view(np.int8).astype(np.int32).reshape(4, 16)
+        assert np.array_equal(np.load(d / "one.npy"), want)
+    capsys.readouterr()
+    out = d / "all.npz"
+    assert main_sim(argv + ["-o", str(out)]) == 1  # all three do not
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert "the 3 programs produce 192 elements (768 bytes) together" in err
+    assert "256-byte DM image" in err and "more than the 600 bytes" in err and "FETCHC_SIM_MAX_BYTES" in err
+    assert not out.exists()
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "1024")
+    assert main_sim(argv + ["-o", str(out)]) == 0
+
+
+def test_sim_checks_the_dm_image_before_reading_it(three_programs, monkeypatch, capsys):
+    d = three_programs
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "100")
+    assert main_sim([str(d / "p.bin"), "--dm", str(d / "dm.bin"), "-o", str(d / "all.npz")]) == 1
+    err = capsys.readouterr().err
+    assert "the DM image is 256 bytes, more than the 100 bytes fetchc sim may allocate" in err
+
+
+def test_simulate_api_checks_the_total(three_programs, monkeypatch):
+    from fetchc.golden.sim import SimError, simulate
+    from fetchc.seqbin import read
+
+    sb = read((three_programs / "p.bin").read_bytes())
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "1000")
+    with pytest.raises(SimError, match=r"the 3 programs produce .* more than the 1000 bytes"):
+        simulate(sb, bytes(range(256)))
+    assert list(simulate(sb, bytes(range(256)), "p/1")) == ["p/1"]

@@ -702,3 +702,28 @@ def test_simulate_program_into_a_given_array():
     for bad in (np.zeros(511, np.float32), np.zeros(512, np.float64), np.zeros((512, 2), np.float32)[:, 0]):
         with pytest.raises(SimError, match="out= must be"):
             simulate_program(sb.programs[0], sb.tables, image, out=bad)
+
+
+ROUTED = """
+func.func @k(%w: memref<8x64xf4E2M1FN>, %o: memref<8x64xf32>) {
+  %s = fetch.fetch %w {map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<8x64xf4E2M1FN> -> !fetch.stream<sub, [8, 2], [32], f4E2M1FN>
+  %d = fetch.convert %s : !fetch.stream<sub, [8, 2], [32], f4E2M1FN> -> !fetch.stream<sub, [8, 2], [32], f32>
+  rngd.commit %d, %o : !fetch.stream<sub, [8, 2], [32], f32>, memref<8x64xf32>
+  func.return
+}
+"""
+
+
+def test_scratch_buffer_of_a_routed_kernel():
+    """fetch-route-sub-decode decodes through a compiler-owned scratch
+    buffer (main decode, commit, sub fetch): it starts as zeros, is written
+    into DM by the commit so the later program reads it, is not returned and
+    is never an input."""
+    codes = np.random.default_rng(60).integers(0, 16, (8, 64), dtype=np.uint8)
+    sb = fetchc.compile(ROUTED).seqbin
+    assert sb.manifest is not None and [t.name for t in sb.manifest.kernels[0].tensors if t.scratch] == ["scratch0"]
+    out = fetchc.run(ROUTED, w=pack(codes))
+    assert list(out) == ["o"]
+    assert_bits(out["o"], e2m1(codes))  # e2m1 -> f8E4M3FN -> f32: exact
+    with pytest.raises(InputError, match="'scratch0' is a scratch buffer fetchc created"):
+        fetchc.run(ROUTED, w=pack(codes), scratch0=np.zeros((8, 64), np.uint8))

@@ -352,6 +352,9 @@ class _Runner:
         self.progress = progress
         self.keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
         self.by_arg = {t.arg: t for t in kernel.tensors if t.arg is not None}
+        from fetchc.kernel import scratch_names
+
+        self.scratch = {op: name for op, name in scratch_names(fn).items()}
         self.kp = {p.index: p for p in kernel.programs}
         self.body = list(fn.body.block.ops) if fn.body.blocks else []
 
@@ -360,9 +363,9 @@ class _Runner:
     def tensor_of(self, value: SSAValue, at: Operation) -> ManifestTensor:
         if isinstance(value, BlockArgument) and value.owner is self.fn.body.block and value.index in self.by_arg:
             return self.by_arg[value.index]
-        hint = value.name_hint
+        name = self.scratch.get(value.owner) if isinstance(value.owner, Operation) else None
         for t in self.kernel.tensors:
-            if t.scratch and hint is not None and t.name == hint:
+            if t.scratch and name is not None and t.name == name:
                 return t
         raise DiagnosticError(
             op_error(at, "uses a memref that is neither a kernel argument nor a scratch tensor of the MANIFEST, "
@@ -439,8 +442,8 @@ class _Runner:
         later_reads: list[tuple[int, int]],
     ) -> None:  # fmt: skip
         operands = [env.get(v) for v in op.operands]
-        if isinstance(op, func.ReturnOp):
-            return
+        if isinstance(op, func.ReturnOp) or op in self.scratch:
+            return  # a scratch buffer is a placed tensor, like an argument (its bytes start as zeros)
         bad = next((v for v in operands if isinstance(v, _NoValue)), None)
         if isinstance(op, CommitOp):
             self.commit(op, env.pop(op.input), image, outputs, later_reads)
@@ -496,10 +499,12 @@ class _Runner:
                 op_error(op, f"holds '{inner[0].name}' in a region: fetchc run executes straight-line kernels "
                          "(ir.md §2a); unroll or hoist it", [(inner[0], "the op inside the region")])
             )  # fmt: skip
-        if any(isinstance(v.type, MemRefType) for v in op.operands):
+        if any(isinstance(v.type, MemRefType) for v in op.operands) or any(
+            isinstance(r.type, MemRefType) for r in op.results
+        ):
             raise DiagnosticError(
-                op_error(op, "has no meaning in fetchc run and takes a memref, which it might write: "
-                         "fetchc run cannot tell what the kernel commits")
+                op_error(op, "has no meaning in fetchc run and takes or makes a memref, whose DM bytes it might "
+                         "write: fetchc run cannot tell what the kernel commits")
             )  # fmt: skip
         progs = tuple(p for v in operands if isinstance(v, (_Stream, _NoValue)) for p in v.programs)
         nv = _NoValue(op, f"fetchc run has no semantics for '{op.name}'", progs)
@@ -731,23 +736,13 @@ def run_kernel(
 
 
 def write_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` as an uncompressed ``.npz`` to ``path`` (keys are the
-    names, taken as data: any name works, ``file`` too), atomically through
-    :func:`fetchc.outputs.write_atomically`: on failure no file is created and
-    an existing one is left as it was.  The one place ``fetchc run`` and
-    ``fetchc sim`` write ``.npz`` files.  Raises ``OSError``."""
-    import zipfile
+    """Write ``arrays`` as an uncompressed ``.npz`` to ``-o path``: the one
+    place ``fetchc run`` writes ``.npz`` files.  Keys are the names, taken as
+    data (:func:`fetchc.outputs.write_npz`); the path is written as
+    :func:`fetchc.outputs.write_output` writes (atomically for a file: on
+    failure no file is created and an existing one is left as it was; in
+    place for ``-``, ``/dev/stdout``, a pipe).  Raises ``OSError``, and
+    ``ValueError`` for names an ``.npz`` cannot hold."""
+    from fetchc import outputs
 
-    from numpy.lib import format as npformat
-
-    from fetchc.outputs import write_atomically
-
-    def write(f) -> None:
-        with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for name, arr in arrays.items():
-                info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                with zf.open(info, mode="w", force_zip64=True) as member:
-                    npformat.write_array(member, np.asanyarray(arr), allow_pickle=False)
-
-    write_atomically(path, write)
+    outputs.write_output(path, lambda f: outputs.write_npz(f, arrays))

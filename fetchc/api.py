@@ -15,17 +15,27 @@ inferred, each op verified as it is built), or with the op constructors (``Fetch
 :mod:`fetchc.dialects.fetch`, the ``rngd`` ops, ``func.FuncOp``) and pass
 the ``ModuleOp``: the embedding use case (see ``test/pytest/test_api.py``).
 
-Spec: ir.md §4 (the default pipeline), seqbin.md.
+:func:`run` runs a whole kernel on the golden model (ir.md §5)::
+
+    out = fetchc.run(open("examples/nvfp4_dequant_f32.mlir").read(),
+                     codes=packed_uint8, bscale=scales_uint8, gscale=0.5)
+    out["out"]                  # (4096, 4096) float32, RNGD's arithmetic
+
+Spec: ir.md §4 (the default pipeline), §5 (``fetchc run``), seqbin.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
 from fetchc.frontend.diagnostics import DiagnosticError
 from fetchc.seqbin import Program, SeqBin, Table
+
+if TYPE_CHECKING:
+    import numpy
 
 
 @dataclass(frozen=True)
@@ -93,3 +103,39 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
         raise DiagnosticError(result.diagnostics)
     sb, data = emit_seqbin(module)
     return CompileResult(seq_bin=data, seqbin=sb, module=module)
+
+
+def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: Any) -> dict[str, numpy.ndarray]:
+    """Run one kernel on the golden model (ir.md §5, ``fetchc run``):
+    compile with the default pipeline (a ``ModuleOp`` is cloned, not
+    modified), lay the named inputs out in a DM image at their placements,
+    run every Fetch Unit program from the emitted ``seq.bin`` bytes with the
+    simulator, then the downstream ``rngd`` ops with RNGD numerics
+    (hardware.md §2.2a, §4).
+
+    ``entry``: the kernel's function name, needed when the input holds more
+    than one kernel.  ``arrays``: every input tensor (a tensor a program
+    reads before anything commits to it) and every ``f32`` scalar argument,
+    by name: arrays in the memref's shape as ``ml_dtypes`` / numpy values,
+    raw bits (``uint8`` for 8-bit floats, ``uint16`` for ``bf16``), the
+    ``|V1``/``|V2`` arrays ``np.save`` makes of ``ml_dtypes`` arrays, 4-bit
+    codes one per element (``uint8`` 0-15, ``int8`` for ``i4``) or packed two
+    per byte (last dim halved, even element in the low nibble); scalars as
+    numbers.  A tensor named ``entry`` cannot be passed as a keyword: use
+    :func:`fetchc.golden.run.run_kernel`, which takes a mapping.
+
+    Returns ``{tensor name: array}`` for every committed tensor, in its
+    memref shape, encoded as ``fetchc sim`` encodes (``f32``/``i32``/``i8``/
+    ``i16`` as themselves, ``bf16`` and 8-bit floats as raw ``uint16`` /
+    ``uint8`` bits, 4-bit codes as ``uint8``).
+
+    Raises :class:`fetchc.golden.inputs.InputError` (a missing, unknown or
+    non-input name, a wrong shape or dtype, a scalar that is not a number),
+    :class:`fetchc.golden.run.RunError` (no kernel, unknown ``entry``,
+    several kernels and no ``entry``), :class:`DiagnosticError` (compile
+    errors, and a committed tensor that depends on an op without specified
+    arithmetic, such as ``rngd.contract_outer``), all ``ValueError`` or
+    ``Exception`` subclasses with one-sentence messages."""
+    from fetchc.golden.run import run_kernel
+
+    return run_kernel(text_or_module, entry, arrays)

@@ -6,7 +6,10 @@
   ``--split-input-file``, ``--verify-diagnostics``, ``--print-op-generic``,
   ``--print-ir-after-all`` behave as in ``mlir-opt``/``xdsl-opt``.
 * ``fetchc dis seq.bin [--json]``: print a ``seq.bin`` readably.
-* ``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``: run it.
+* ``fetchc sim seq.bin (--dm image.bin | --arg NAME=FILE.npy ...) [--program NAME]
+  -o out.npy``: run its programs.
+* ``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ... -o
+  out.npz``: the golden model of a whole kernel.
 
 Exit status: 0 on success, 1 on any error (with a located ``error:``
 diagnostic on stderr), 2 for command-line usage errors.  On any error no
@@ -34,7 +37,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fetchc",
         description="Compile MLIR for the RNGD Fetch Adapter into a fetch-sequencer configuration (seq.bin). "
-        "Subcommands: 'fetchc dis seq.bin' prints one, 'fetchc sim seq.bin --dm image.bin' runs one.",
+        "Subcommands: 'fetchc dis seq.bin' prints one, 'fetchc sim seq.bin --dm image.bin' runs one, "
+        "'fetchc run kernel.mlir --arg NAME=FILE.npy ... -o out.npz' runs a whole kernel on the golden model.",
     )
     p.add_argument("input", nargs="?", default="-", help="input .mlir file, '-' for stdin (default)")
     p.add_argument("-o", dest="output", default="-", help="output file, '-' for stdout (default)")
@@ -216,14 +220,20 @@ def _sim_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="fetchc sim",
         description=(
-            "Run the Fetch Unit programs of a seq.bin on a DM image (a flat byte file; address 0 is "
-            "its first byte). Each result has shape (packets, packet_size): seq.bin does not store the "
-            "stream's time/packet shape. Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
+            "Run the Fetch Unit programs of a seq.bin on a DM image: a flat byte file (--dm; address 0 is its "
+            "first byte), or the image laid out from named arrays at the MANIFEST's placements (--arg). Each "
+            "result has the stream's shape, time dims then packet dims, from the MANIFEST (a 1.0 file without "
+            "one gives (packets, packet_size)). Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
             "8-bit floats as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8."
         ),
     )
     p.add_argument("seqbin", help="the seq.bin file")
-    p.add_argument("--dm", required=True, metavar="IMAGE", help="DM image file")
+    p.add_argument("--dm", metavar="IMAGE", help="DM image file")
+    p.add_argument(
+        "--arg", action="append", default=[], metavar="NAME=FILE.npy",
+        help="a tensor's values instead of --dm, placed as the MANIFEST says (repeat for every tensor the "
+        "programs read; scalars NAME=VALUE are accepted and unused)",
+    )
     p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
     p.add_argument(
         "-o", dest="output", required=True, metavar="OUT",
@@ -234,10 +244,13 @@ def _sim_parser() -> argparse.ArgumentParser:
 
 
 def main_sim(argv: list[str]) -> int:
-    """``fetchc sim seq.bin --dm image.bin [--program NAME] -o out.npy``
-    (ir.md §5).  Returns the exit status: 0 on success, 2 on a usage error,
-    1 on any other error (unreadable or invalid seq.bin, missing DM image, a
-    simulation error, more memory needed than ``fetchc sim`` may allocate, an
+    """``fetchc sim seq.bin (--dm image.bin | --arg NAME=FILE.npy ...)
+    [--program NAME] -o out.npy`` (ir.md §5).  Each result is reshaped to
+    its stream's time then packet dims from the MANIFEST.  Returns the exit
+    status: 0 on success, 2 on a usage error (also: both or neither of
+    ``--dm`` and ``--arg``), 1 on any other error (unreadable or invalid
+    seq.bin, missing DM image, a bad ``--arg`` name or array, a simulation
+    error, more memory needed than ``fetchc sim`` may allocate, an
     unwritable output), printed as ``error: ...`` on stderr, never a
     traceback.  ``-o`` is written exactly as named (no suffix appended) by
     :func:`fetchc.outputs.write_output`: atomically for a file (on failure no
@@ -248,6 +261,9 @@ def main_sim(argv: list[str]) -> int:
     try:
         try:
             args = parser.parse_args(argv)
+            if (args.dm is None) == (not args.arg):
+                raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
+                                  if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
         except _UsageError as e:
             sys.stderr.write(parser.format_usage())
             sys.stderr.write(f"error: {e}\n")
@@ -257,6 +273,8 @@ def main_sim(argv: list[str]) -> int:
         load_numpy()
         import numpy as np
 
+        from fetchc.golden.inputs import InputError, parse_arg_specs
+        from fetchc.golden.run import RunError, simulate_with_args
         from fetchc.golden.sim import SimError, check_memory, simulate
         from fetchc.outputs import write_npy, write_npz, write_output
         from fetchc.seqbin import SeqBinError, read
@@ -270,24 +288,33 @@ def main_sim(argv: list[str]) -> int:
             sb = read(data)
         except SeqBinError as e:
             return _error(f"{args.seqbin}: {e}")
-        try:
-            st = os.stat(args.dm)
-        except OSError as e:
-            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
-        if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
-            try:  # the DM image and every output, before reading or allocating anything
-                check_memory(sb, st.st_size, args.program)
+        if args.arg:
+            try:
+                values = parse_arg_specs(args.arg)
+                results = simulate_with_args(sb, values, args.program)
+            except (InputError, RunError) as e:
+                return _error(f"{e}")
             except SimError as e:
                 return _error(f"{args.seqbin}: {e}")
-        try:
-            dm = np.fromfile(args.dm, dtype=np.uint8)
-        except OSError as e:
-            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
-        try:
-            results = simulate(sb, dm, args.program)
-        except SimError as e:
-            return _error(f"{args.seqbin}: {e}")
-        del dm
+        else:
+            try:
+                st = os.stat(args.dm)
+            except OSError as e:
+                return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+            if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
+                try:  # the DM image and every output, before reading or allocating anything
+                    check_memory(sb, st.st_size, args.program)
+                except SimError as e:
+                    return _error(f"{args.seqbin}: {e}")
+            try:
+                dm = np.fromfile(args.dm, dtype=np.uint8)
+            except OSError as e:
+                return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+            try:
+                results = simulate(sb, dm, args.program, shaped=True)
+            except SimError as e:
+                return _error(f"{args.seqbin}: {e}")
+            del dm
         if args.program is not None:
             arr = results[args.program]
             write = lambda f: write_npy(f, arr)  # noqa: E731
@@ -395,6 +422,102 @@ def load_numpy() -> None:
         if _is_memory_message(chain):
             raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
         raise
+
+
+# --------------------------------------------------------------------------
+# fetchc run (ir.md §5)
+# --------------------------------------------------------------------------
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fetchc run",
+        description=(
+            "The golden model of a whole kernel: compile (default pipeline), lay the named arrays out in DM at "
+            "their placements, run every Fetch Unit program from the emitted seq.bin bytes, then the downstream "
+            "rngd ops with RNGD numerics, and write every committed tensor, by name and in its memref shape, "
+            "into an .npz (encoding as for 'fetchc sim': f32/i32/i8/i16 as themselves, bf16 and 8-bit floats as "
+            "raw uint16/uint8 bits, 4-bit codes as uint8)."
+        ),
+    )
+    p.add_argument("input", help="the kernel's .mlir file, '-' for stdin")
+    p.add_argument("--entry", metavar="FUNC", help="the kernel to run (needed when the file holds several)")
+    p.add_argument(
+        "--arg", action="append", default=[], metavar="NAME=FILE.npy|NAME=VALUE",
+        help="an input tensor from a .npy file (memref shape; ml_dtypes or raw bits; 4-bit codes one per element "
+        "or packed two per byte), or an f32 scalar's value; repeat for every input",
+    )
+    p.add_argument(
+        "-o", dest="output", required=True, metavar="OUT.npz",
+        help="output .npz path, used exactly (no suffix added); '-' or /dev/stdout writes to stdout (a pipe works)",
+    )
+    return p
+
+
+def main_run(argv: list[str]) -> int:
+    """``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ...
+    -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  Returns the exit
+    status: 0 on success, 2 on a usage error, 1 on any other error (an
+    unreadable input, a compile error, a bad input name or array, an op
+    whose arithmetic fetchc does not specify feeding a commit, an unwritable
+    output), printed as a located diagnostic or ``error: ...`` on stderr,
+    never a traceback.  On error no output file is created or overwritten."""
+    parser = _run_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except _UsageError as e:
+            sys.stderr.write(parser.format_usage())
+            sys.stderr.write(f"error: {e}\n")
+            return 2
+        except SystemExit as e:  # --help
+            return int(e.code or 0) if not isinstance(e.code, str) else 1
+        load_numpy()
+        from fetchc.api import compile as compile_
+        from fetchc.frontend.parsing import decode_source
+        from fetchc.golden.inputs import InputError, parse_arg_specs
+        from fetchc.golden.run import RunError, run_seqbin, write_npz
+        from fetchc.golden.sim import SimError
+
+        filename = "<stdin>" if args.input == "-" else args.input
+        try:
+            data = _read_input(args.input)
+        except OSError as e:
+            return _error(f"cannot read '{args.input}': {e.strerror or e}")
+        sources = SourceManager()
+        try:
+            text = decode_source(data, filename)
+            sources.add(filename, text)
+            result = compile_(text, filename=filename)
+        except DiagnosticError as e:
+            sys.stderr.write(render_all(e.diagnostics, sources))
+            return 1
+        try:
+            values = parse_arg_specs(args.arg)
+            outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
+        except (InputError, RunError) as e:
+            return _error(f"{e}")
+        except SimError as e:
+            return _error(f"{filename}: {e}")
+        except DiagnosticError as e:
+            sys.stderr.write(render_all(e.diagnostics, sources))
+            return 1
+        try:
+            write_npz(args.output, outputs)
+        except OSError as e:
+            return _error(f"cannot write '{args.output}': {e.strerror or e}")
+        except ValueError as e:  # tensor names an .npz cannot hold
+            return _error(f"cannot write '{args.output}': {e}")
+        return 0
+    except KeyboardInterrupt:
+        return _error("interrupted")
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
+        raise  # main() words these
+    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+        return _error(f"internal error: {type(e).__name__}: {e}")
 
 
 DEEP_STACK_BYTES = 256 << 20
@@ -525,6 +648,8 @@ def _dispatch(argv: list[str]) -> int:
         return main_dis(argv[1:])
     if argv and argv[0] == "sim":
         return main_sim(argv[1:])
+    if argv and argv[0] == "run":
+        return main_run(argv[1:])
     return main_compile(argv)
 
 

@@ -1,33 +1,56 @@
 #!/usr/bin/env python3
-"""Benchmark the golden model (fetchc.golden.sim) on a large packed-e2m1 decode.
+"""Benchmark the golden model against this machine's memory bandwidth (issue 9
+target 6).
 
-Builds a DM image of random bytes (default 256 MiB = 512 Mi packed
-``f4E2M1FN`` codes) and a ``seq.bin`` (written and read back with
-:mod:`fetchc.seqbin`) holding one contiguous main-context program:
-``f4E2M1FN -> f8E4M3FN`` through the paired table, loop nest
-``[N/65536 : 65536, 65536 : 1] : 64`` (32-byte reads).  Times
-:func:`fetchc.golden.sim.simulate` and prints the input rate in GB/s (10^9 bytes of
-DM image per second; the output is twice as many bytes), the best of
-``--repeat`` runs, and checks a sample of the output against ``ml_dtypes``.
+1. **Decode vs copy.**  A DM image of random bytes (default 256 MiB = 512 Mi
+   packed ``f4E2M1FN`` codes) and a ``seq.bin`` (written and read back with
+   :mod:`fetchc.seqbin`) holding one contiguous main-context program,
+   ``f4E2M1FN -> f8E4M3FN`` through the paired table (``--cast``: on to
+   ``f32``).  Each round times ``np.copyto`` of as many bytes as the output
+   holds into an array written before (the machine's copy bandwidth), then
+   :func:`fetchc.golden.sim.simulate` (a fresh output array, as a user gets
+   it: its first touch included), then
+   :func:`fetchc.golden.sim.simulate_program` into an output array written
+   before (``out=``: the decode alone, like the copy).  Reported: output
+   bytes per second of each decode as a fraction of the copy's, the median
+   of the per-round ratios (paired: all see the same machine load).
+   Target: >= 0.50.
+2. **run vs decode** (``--run-size N``, default 4096; 0 skips it): the
+   ``examples/nvfp4_dequant_f32.mlir`` kernel, resized to an N x N NVFP4
+   weight (random packed codes and finite block scales, tensor scale 0.5).
+   Each round times :func:`fetchc.run` in process (compile, DM layout, both
+   programs from the seq.bin bytes, block and tensor scale, commit) and,
+   right before it, the decode alone: :func:`fetchc.golden.sim.simulate_program`
+   of the codes' program (``dequant_nvfp4/0``: paired lookup + cast to f32)
+   on the same DM image.  Reported: the median of the per-round ratios
+   run / decode.  Target: <= 2.  ``--cli`` also times the two as commands
+   (``fetchc run ... -o out.npz`` vs ``fetchc sim ... --program
+   dequant_nvfp4/0 -o out.npy``, process start and file writing included)
+   and prints them.
+
+Every output is checked against ``ml_dtypes`` on a sample.  The machine may
+be shared and noisy: rounds are paired and medians reported, with the spread.
 
 Usage::
 
-    python tools/bench_sim.py [--mib 256] [--repeat 3] [--threads N] [--cast] [--strided]
-                              [--files DIR]
+    python tools/bench_sim.py [--mib 256] [--repeat 5] [--threads N] [--cast] [--strided]
+                              [--run-size 4096] [--cli] [--files DIR]
 
-``--cast`` adds the ``f8E4M3FN -> f32`` cast (4x the output bytes);
-``--strided`` uses a non-mergeable loop nest over the same bytes, which
-exercises the general (offset-array) path; ``--files DIR`` also writes
-``bench.seq.bin`` and ``dm.bin`` there and prints the equivalent
-``fetchc sim`` command.
+``--strided`` uses a non-mergeable loop nest over the same bytes (the
+general, offset-array path); ``--files DIR`` also writes ``bench.seq.bin``
+and ``dm.bin`` there and prints the equivalent ``fetchc sim`` command.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pathlib
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import ml_dtypes
@@ -37,6 +60,8 @@ from fetchc import seqbin
 from fetchc.golden import sim
 from fetchc.seqbin import Program, SeqBin, Table
 from fetchc.target import F4E2M1FN, F8E4M3FN, F32, flit_count
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def build(mib: int, cast: bool, strided: bool) -> tuple[SeqBin, np.ndarray]:
@@ -87,38 +112,66 @@ def check(sb: SeqBin, dm: np.ndarray, out: np.ndarray, strided: bool) -> None:
         raise SystemExit("bench_sim: output does not match the ml_dtypes reference")
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bench_sim", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mib", type=int, default=256, help="DM image size in MiB (default 256)")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs (default 3)")
-    ap.add_argument("--threads", type=int, default=None, help="worker threads (default: fetchc.golden.sim's choice)")
-    ap.add_argument("--cast", action="store_true", help="decode to f32 (lookup + cast)")
-    ap.add_argument("--strided", action="store_true", help="non-mergeable loop nest (general path)")
-    ap.add_argument("--files", metavar="DIR", help="also write bench.seq.bin and dm.bin into DIR")
-    a = ap.parse_args(argv)
+def _timed(fn):
+    t = time.perf_counter()
+    r = fn()
+    return time.perf_counter() - t, r
 
+
+def _spread(xs: list[float]) -> str:
+    return f"median {statistics.median(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
+
+
+def decode_vs_copy(a: argparse.Namespace) -> float:
     t0 = time.perf_counter()
     sb, dm = build(a.mib, a.cast, a.strided)
     p = sb.programs[0]
+    out_bytes = sim.sim_dtype(p.out_dtype).itemsize * int(np.prod(p.limits))
+    src = np.frombuffer(np.random.default_rng(2).bytes(out_bytes), dtype=np.uint8)
+    dst = np.empty_like(src)
+    dst[:] = 0  # written before: the copy measures bandwidth, not page faults
     print(f"built {a.mib} MiB DM image + seq.bin in {time.perf_counter() - t0:.2f}s")
     print(f"program: {p.in_dtype} -> {p.out_dtype}, sequencer {seqbin.sequencer_text(p)}, "
-          f"threads {a.threads or sim._default_threads()}")  # fmt: skip
-    times = []
+          f"threads {a.threads or sim._default_threads()}, output {out_bytes >> 20} MiB")  # fmt: skip
+    reuse = np.empty(out_bytes // sim.sim_dtype(p.out_dtype).itemsize, sim.sim_dtype(p.out_dtype))
+    reuse.view(np.uint8)[:] = 0
+    t_copy, t_fresh, t_sim, t_warm, ratios, warm_ratios, fresh_ratios = [], [], [], [], [], [], []
     out = None
     for _ in range(a.repeat):
-        out = None  # free the previous result first
-        t = time.perf_counter()
-        out = sim.simulate(sb, dm, threads=a.threads, progress=False)["bench/0"]
-        times.append(time.perf_counter() - t)
+        tc, _ = _timed(lambda: np.copyto(dst, src))
+        tf, fresh = _timed(lambda: src.copy())  # a copy into a new array: its first touch included
+        del fresh
+        out = None  # free the previous result first: every decode writes a fresh array
+        ts, res = _timed(lambda: sim.simulate(sb, dm, threads=a.threads, progress=False))
+        out = res["bench/0"]
+        tw, _ = _timed(lambda: sim.simulate_program(p, sb.tables, dm, threads=a.threads, progress=False, out=reuse))
+        t_copy.append(tc)
+        t_fresh.append(tf)
+        t_sim.append(ts)
+        t_warm.append(tw)
+        ratios.append(tc / ts)
+        warm_ratios.append(tc / tw)
+        fresh_ratios.append(tf / ts)
     assert out is not None
     check(sb, dm, out, a.strided)
-    gb_in = dm.nbytes / 1e9
-    best, med = min(times), statistics.median(times)
-    print(f"simulate(): best {best:.3f}s, median {med:.3f}s over {a.repeat} runs")
-    print(f"input {gb_in / best:.2f} GB/s (best), {gb_in / med:.2f} GB/s (median); "
-          f"output {out.nbytes / 1e9 / best:.2f} GB/s; {out.size / best / 1e9:.2f} G elements/s")  # fmt: skip
-    cmd = "python tools/bench_sim.py " + " ".join(argv)
-    print(f"command: {cmd.strip()}")
+    check(sb, dm, reuse, a.strided)
+    gb = out_bytes / 1e9
+    print(f"np.copyto ({out_bytes >> 20} MiB into a written array): {_spread(t_copy)} s, "
+          f"{gb / statistics.median(t_copy):.2f} GB/s")  # fmt: skip
+    print(f"src.copy() (the same bytes into a new array): {_spread(t_fresh)} s, "
+          f"{gb / statistics.median(t_fresh):.2f} GB/s")  # fmt: skip
+    print(f"simulate(), fresh output: {_spread(t_sim)} s, output {gb / statistics.median(t_sim):.2f} GB/s, "
+          f"input {a.mib * 1.048576e-3 / statistics.median(t_sim):.2f} GB/s")  # fmt: skip
+    print(f"simulate_program(out=written array): {_spread(t_warm)} s, output {gb / statistics.median(t_warm):.2f} GB/s")
+    r = statistics.median(ratios)
+    rw = statistics.median(warm_ratios)
+    print(f"decode / copy bandwidth, fresh output (paired, median of {a.repeat}): {r:.2f} "
+          f"(min {min(ratios):.2f}, max {max(ratios):.2f}; target >= 0.50)")  # fmt: skip
+    print(f"decode / copy bandwidth, written output (paired, median of {a.repeat}): {rw:.2f} "
+          f"(min {min(warm_ratios):.2f}, max {max(warm_ratios):.2f})")  # fmt: skip
+    rf = statistics.median(fresh_ratios)
+    print(f"decode, fresh output / copy into a new array (paired, median of {a.repeat}): {rf:.2f} "
+          f"(min {min(fresh_ratios):.2f}, max {max(fresh_ratios):.2f})")  # fmt: skip
     if a.files:
         os.makedirs(a.files, exist_ok=True)
         sp, dp = os.path.join(a.files, "bench.seq.bin"), os.path.join(a.files, "dm.bin")
@@ -126,6 +179,102 @@ def main(argv: list[str]) -> int:
             f.write(seqbin.write(sb))
         dm.tofile(dp)
         print(f"equivalent CLI: fetchc sim {sp} --dm {dp} --program bench/0 -o {os.path.join(a.files, 'out.npy')}")
+    return r
+
+
+def nvfp4_text(n: int) -> str:
+    text = (ROOT / "examples" / "nvfp4_dequant_f32.mlir").read_text()
+    return (
+        text.replace("4096x4096", f"{n}x{n}").replace("4096x256", f"{n}x{n // 16}")
+        .replace("[4096, 64]", f"[{n}, {n // 64}]")
+    )  # fmt: skip
+
+
+def run_vs_decode(a: argparse.Namespace) -> float:
+    import fetchc
+    from fetchc.golden.run import kernel_image
+
+    n = a.run_size
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 256, (n, n // 2), dtype=np.uint8)
+    bscale = rng.integers(0, 0x7F, (n, n // 16), dtype=np.uint8)  # finite scales, as a checkpoint holds
+    text = nvfp4_text(n)
+    result = fetchc.compile(text)
+    sb = seqbin.read(result.seq_bin)
+    (kernel,) = sb.manifest.kernels  # type: ignore[union-attr]
+    image = kernel_image(kernel, {"codes": codes, "bscale": bscale})
+    prog = sb.programs[0]
+    t_dec, t_run, ratios = [], [], []
+    out = None
+    for _ in range(a.repeat):
+        out = None
+        td, dec = _timed(lambda: sim.simulate_program(prog, sb.tables, image, threads=a.threads, progress=False))
+        del dec
+        tr, out = _timed(lambda: fetchc.run(text, codes=codes, bscale=bscale, gscale=0.5))
+        t_dec.append(td)
+        t_run.append(tr)
+        ratios.append(tr / td)
+    assert out is not None
+    # sample check: (E2M1 x f32(bscale)) x 0.5, exact here (short significands, normal results)
+    pos = rng.integers(0, n * n, 4096)
+    row, col = np.divmod(pos, n)
+    byte = codes[row, col // 2]
+    code = np.where(col % 2 == 0, byte & 0xF, byte >> 4).astype(np.uint8)
+    val = code.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    s = bscale[row, col // 16].view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    want = (val * s * 0.5).astype(np.float32)
+    if not np.array_equal(out["out"].reshape(-1)[pos].view(np.uint32), want.view(np.uint32)):
+        raise SystemExit("bench_sim: fetchc.run output does not match the reference sample")
+    r = statistics.median(ratios)
+    print(f"NVFP4 {n}x{n}: decode alone (simulate_program of dequant_nvfp4/0): {_spread(t_dec)} s")
+    print(f"NVFP4 {n}x{n}: fetchc.run (compile + layout + 2 programs + scales + commit): {_spread(t_run)} s")
+    print(f"run / decode (paired, median of {a.repeat}): {r:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}; "
+          f"target <= 2)")  # fmt: skip
+    if a.cli:
+        cli_run_vs_sim(a, text, codes, bscale, result.seq_bin)
+    return r
+
+
+def cli_run_vs_sim(a: argparse.Namespace, text: str, codes: np.ndarray, bscale: np.ndarray, seq: bytes) -> None:
+    exe = str(pathlib.Path(sys.executable).with_name("fetchc"))
+    with tempfile.TemporaryDirectory() as d:
+        dp = pathlib.Path(d)
+        (dp / "k.mlir").write_text(text)
+        (dp / "k.bin").write_bytes(seq)
+        np.save(dp / "codes.npy", codes)
+        np.save(dp / "bscale.npy", bscale)
+        args = ["--arg", f"codes={dp / 'codes.npy'}", "--arg", f"bscale={dp / 'bscale.npy'}"]
+        run_cmd = [exe, "run", str(dp / "k.mlir"), *args, "--arg", "gscale=0.5", "-o", str(dp / "out.npz")]
+        sim_cmd = [exe, "sim", str(dp / "k.bin"), *args, "--program", "dequant_nvfp4/0", "-o", str(dp / "dec.npy")]
+        t_sim, t_run, ratios = [], [], []
+        for _ in range(a.repeat):
+            ts, _ = _timed(lambda: subprocess.run(sim_cmd, check=True))
+            tr, _ = _timed(lambda: subprocess.run(run_cmd, check=True))
+            t_sim.append(ts)
+            t_run.append(tr)
+            ratios.append(tr / ts)
+        print(f"CLI decode alone: {_spread(t_sim)} s: {shlex.join(sim_cmd)}")
+        print(f"CLI fetchc run:   {_spread(t_run)} s: {shlex.join(run_cmd)}")
+        print(f"CLI run / decode (paired, median of {a.repeat}): {statistics.median(ratios):.2f} "
+              f"(process start and the .npz/.npy writing included)")  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench_sim", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mib", type=int, default=256, help="DM image size in MiB (default 256); 0 skips part 1")
+    ap.add_argument("--repeat", type=int, default=5, help="paired rounds (default 5)")
+    ap.add_argument("--threads", type=int, default=None, help="worker threads (default: fetchc.golden.sim's choice)")
+    ap.add_argument("--cast", action="store_true", help="decode to f32 (lookup + cast)")
+    ap.add_argument("--strided", action="store_true", help="non-mergeable loop nest (general path)")
+    ap.add_argument("--run-size", type=int, default=4096, help="N of the N x N NVFP4 run benchmark; 0 skips it")
+    ap.add_argument("--cli", action="store_true", help="also time fetchc run / fetchc sim as commands")
+    ap.add_argument("--files", metavar="DIR", help="also write bench.seq.bin and dm.bin into DIR")
+    a = ap.parse_args(argv)
+    print(f"command: python tools/bench_sim.py {shlex.join(argv)}".rstrip())
+    if a.mib:
+        decode_vs_copy(a)
+    if a.run_size:
+        run_vs_decode(a)
     return 0
 
 

@@ -55,6 +55,7 @@ import ast
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,7 @@ __all__ = [
     "load_npy",
     "check_names",
     "place",
+    "packed_bytes",
     "dm_image",
 ]
 
@@ -479,6 +481,21 @@ def _addresses(spec: TensorSpec, lo: int, hi: int) -> np.ndarray:
     return out
 
 
+def packed_bytes(spec: TensorSpec, value: Any) -> np.ndarray | None:
+    """When ``value`` is a 4-bit tensor's packed form (``uint8``, the memref's
+    shape with the last dim halved, element ``2i`` in the low nibble) and
+    the tensor's layout is row-major and contiguous: its bytes, 1-D, as DM
+    holds them (a view when possible).  Else ``None``.  Raises nothing."""
+    shape = spec.shape
+    if not (spec.elem.is_subbyte and isinstance(value, np.ndarray) and value.dtype == np.uint8):
+        return None
+    if not shape or shape[-1] % 2 or value.shape != shape[:-1] + (shape[-1] // 2,) or value.shape == shape:
+        return None
+    if not _contiguous(spec) or spec.address_range()[0] % 2:
+        return None
+    return np.ascontiguousarray(value).reshape(-1)
+
+
 def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
     """Write a tensor into the DM image in place: ``values`` in any accepted
     form (:func:`canonical_values`), laid out by ``spec``'s layout at byte
@@ -490,7 +507,8 @@ def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
     size)."""
     if not (isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 1):
         raise TypeError("the DM image must be a 1-D uint8 array")
-    canon = canonical_values(spec, values)
+    raw = packed_bytes(spec, values)
+    canon = canonical_values(spec, values) if raw is None else None
     if spec.dm_base is None:
         raise InputError(f"{_who(spec)} has no DM address (it was not placed)")
     base = spec.dm_base
@@ -504,10 +522,18 @@ def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
     e = spec.elem
     alo, _ = spec.address_range()
     if _contiguous(spec) and not (e.is_subbyte and (alo % 2 or spec.size % 2)):
-        packed = pack_elements(canon, e)
         start = base + (alo // 2 if e.is_subbyte else alo * (e.bits // 8))
-        image[start : start + packed.size] = packed
+        if raw is not None:  # the checkpoint's packed bytes are already the DM bytes
+            image[start : start + raw.size] = raw
+        elif e.is_subbyte or sys.byteorder != "little":
+            packed = pack_elements(canon, e)
+            image[start : start + packed.size] = packed
+        else:
+            flat = np.ascontiguousarray(canon).reshape(-1).view(np.uint8)
+            image[start : start + flat.size] = flat
         return
+    if canon is None:
+        canon = canonical_values(spec, values)
     flat = np.ascontiguousarray(canon).reshape(-1)
     for lo in range(0, flat.size, PLACE_CHUNK):
         hi = min(flat.size, lo + PLACE_CHUNK)

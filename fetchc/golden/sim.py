@@ -45,11 +45,13 @@ bits in ``uint16`` / ``uint8``; ``i5`` as ``int8``; ``i9`` as ``int16``; a
 4-bit stream without lookup as its 4-bit codes (0-15) in ``uint8``, for
 ``i4`` too (its two's-complement code: -1 is 15).
 
-Output shape — **spec gap**: ``ir.md`` §5 says "the stream's time dims then
-its packet dims", but ``seq.bin`` stores neither shape (only ``limits`` and
-``packet_size``).  The simulator therefore returns
-``(prod(limits) // packet_size, packet_size)``: one row per packet, in
-hardware order.  Reshape with the stream type when you know it.
+Output shape: :func:`simulate_program` returns ``(prod(limits) //
+packet_size, packet_size)``, one row per packet in hardware order (a
+PROGRAMS record holds no stream shape).  :func:`simulate` with
+``shaped=True`` (what ``fetchc sim`` uses) reshapes each result to the
+stream's time dims then packet dims from the file's MANIFEST
+(:func:`stream_shape`, ir.md §5); a 1.0 file without MANIFEST keeps
+``(packets, packet_size)``.
 
 Reads outside the DM image raise :class:`SimError` naming the address; the
 image is never wrapped or padded.
@@ -72,10 +74,16 @@ threads, numpy releasing the GIL):
   arrays); short irregular rows use one index per DM unit.  Anything else (inner broadcast, one-element packets with a
   stride) goes element by element in chunks of at most 4 Mi elements, offsets
   from broadcasting the entries.  Memory beyond the output stays bounded.
+* The pair tables are remembered by content; each ``np.take`` handles
+  :data:`FAST_CHUNK` indices so that the index buffer, the output and the
+  table stay in the L2 cache.
+* A ``post`` hook (``fetchc run``'s Vector Engine ops) runs on each work
+  item's output right after it is written, with work items of
+  :data:`POST_CHUNK_BYTES` of output, so it finds them in cache.
 * Progress goes to stderr only when it is a TTY and the program is long.
 
 Public API: :class:`SimError`, :func:`simulate_program`, :func:`simulate`,
-:func:`main_sim` (``fetchc sim``), the shared stage functions
+:func:`stream_shape`, the shared stage functions
 :func:`table_lookup_bytes`, :func:`cast_values`, :func:`zp_sub_values`, and
 the encoding helpers :func:`sim_dtype`, :func:`to_sim_encoding`,
 :func:`from_sim_encoding`, :func:`pack_elements`.
@@ -109,7 +117,8 @@ __all__ = [
     "SimError",
     "simulate_program",
     "simulate",
-        "program_key",
+    "stream_shape",
+    "program_key",
     "check_read_bounds",
     "table_lookup_bytes",
     "cast_values",
@@ -128,7 +137,10 @@ arrays (int64) at 32 MiB per chunk and worker."""
 UNIT_CHUNK = 1 << 20
 """DM units (bytes, or words for 16-/32-bit types) per work item on the row
 paths."""
-FAST_CHUNK = 1 << 16
+POST_CHUNK_BYTES = 1 << 18
+"""Output bytes per work item when a ``post`` hook runs on each: small
+enough that the hook finds them in cache."""
+FAST_CHUNK = 1 << 15
 """Keys (or key pairs) per ``np.take`` call; also the per-thread index buffer."""
 PROGRESS_MIN = 1 << 24
 """Programs with fewer elements never print progress."""
@@ -299,14 +311,17 @@ def _default_threads() -> int:
 
 
 class _Progress:
-    """A ``\\r``-updated percentage line on stderr, only when stderr is a TTY
-    and the job is long.  Thread-safe."""
+    """A ``\\r``-updated percentage line on stderr (``<prefix>: <label>:
+    NN%``), only when stderr is a TTY and the job is long (``total`` of at
+    least :data:`PROGRESS_MIN` units).  Thread-safe.  ``fetchc run`` uses it
+    too, with its own prefix."""
 
-    def __init__(self, label: str, total: int, enabled: bool | None):
+    def __init__(self, label: str, total: int, enabled: bool | None, prefix: str = "fetchc sim"):
         if enabled is None:
             enabled = total >= PROGRESS_MIN and _stderr_is_tty()
         self.enabled = enabled
-        self.label, self.total, self.done, self.shown = label, max(total, 1), 0, -1
+        self.label = f"{prefix}: {label}" if prefix else label
+        self.total, self.done, self.shown = max(total, 1), 0, -1
         self.lock = threading.Lock()
 
     def add(self, n: int) -> None:
@@ -317,7 +332,7 @@ class _Progress:
             pct = 100 * self.done // self.total
             if pct != self.shown:
                 self.shown = pct
-                sys.stderr.write(f"\rfetchc sim: {self.label}: {pct:3d}%")
+                sys.stderr.write(f"\r{self.label}: {pct:3d}%")
                 sys.stderr.flush()
 
     def close(self) -> None:
@@ -387,15 +402,31 @@ def check_read_bounds(prog: Program, name: str, dm_size: int) -> None:
         )
 
 
+_PAIR_CACHE: dict[tuple[bytes, int], np.ndarray] = {}
+_PAIR_CACHE_LOCK = threading.Lock()
+
+
 def _pair_lut(lut_w: np.ndarray, w: int) -> np.ndarray:
     """From a per-key table of ``w``-byte words (``(256,)`` ``uint{8w}``), the
     table indexed by a little-endian ``u16`` of two key bytes: ``(65536,)``
-    ``uint{16w}``, first key's word in the low half."""
+    ``uint{16w}``, first key's word in the low half.  Remembered by content
+    (a handful of distinct stage chains exist), read-only."""
+    key = (lut_w.tobytes(), w)
+    with _PAIR_CACHE_LOCK:
+        hit = _PAIR_CACHE.get(key)
+    if hit is not None:
+        return hit
     big = _UINT[2 * w]
     idx = np.arange(1 << 16, dtype=np.uint32)
     lo = lut_w[idx & 0xFF].astype(big)
     hi = lut_w[idx >> 8].astype(big)
-    return lo | (hi << big(8 * w))
+    pair = lo | (hi << big(8 * w))
+    pair.flags.writeable = False
+    with _PAIR_CACHE_LOCK:
+        if len(_PAIR_CACHE) >= 64:
+            _PAIR_CACHE.clear()
+        _PAIR_CACHE[key] = pair
+    return pair
 
 
 _TLS = threading.local()
@@ -579,6 +610,9 @@ def simulate_program(
     name: str | None = None,
     threads: int | None = None,
     progress: bool | None = None,
+    progress_prefix: str = "fetchc sim",
+    post: Callable[[np.ndarray, int, int], None] | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Execute one Fetch Unit program on a DM image, exactly as the hardware
     would (module docstring; hardware.md §2-3).
@@ -590,7 +624,16 @@ def simulate_program(
       its first byte.
     * ``threads``: worker threads (default: up to 4 CPUs, or
       ``$FETCHC_SIM_THREADS``); ``progress``: force the stderr progress line on
-      or off (default: on for long runs when stderr is a TTY).
+      or off (default: on for long runs when stderr is a TTY), shown as
+      ``<progress_prefix>: <name>: NN%``.
+    * ``post``: called as ``post(out, lo, hi)`` on the worker thread right
+      after the output elements ``[lo, hi)`` (flat, hardware order) are
+      written, while they are in cache; the ranges cover the output once.
+      ``fetchc run`` applies the downstream Vector Engine ops there.
+    * ``out``: write the result into this array instead of a new one (as
+      numpy's ``out=``): C-contiguous, writable, of dtype :func:`sim_dtype`
+      ``(out_dtype)`` and ``prod(limits)`` elements, any shape.  A caller
+      that runs programs repeatedly saves the first touch of a fresh array.
 
     Returns a new array of shape ``(prod(limits) // packet_size,
     packet_size)`` (one row per packet, hardware order; seq.bin does not
@@ -600,7 +643,8 @@ def simulate_program(
     Raises :class:`SimError`: a read outside the image (message names the
     byte address), a record whose stages do not chain ``in_dtype`` to
     ``out_dtype`` or whose table index is out of range, ``packet_size`` not
-    dividing the element count, a zero-point residual outside ``i5``/``i9``.
+    dividing the element count, a zero-point residual outside ``i5``/``i9``,
+    an ``out`` array of the wrong dtype, size or layout.
     """
     label = name if name is not None else (prog.name if prog.name is not None else "(unnamed)")
     dm = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
@@ -615,15 +659,22 @@ def simulate_program(
     if psize < 1 or total % psize:
         raise SimError(f"program {label}: packet_size {psize} does not divide the {total} elements the loop nest reads")
     check_read_bounds(prog, label, dm.size)
-    check_output_size(total, sim_dtype(plan.out_t).itemsize, label)
+    want = sim_dtype(plan.out_t)
+    if out is None:
+        check_output_size(total, want.itemsize, label)
+        result = np.empty(total, dtype=want)
+    else:
+        if not (isinstance(out, np.ndarray) and out.dtype == want and out.size == total and out.flags.c_contiguous
+                and out.flags.writeable):  # fmt: skip
+            raise SimError(f"program {label}: out= must be a writable C-contiguous {want} array of {total} elements")
+        result = out.reshape(-1)
     nthreads = _default_threads() if threads is None else max(1, int(threads))
-    bar = _Progress(label, total, progress)
-    out = np.empty(total, dtype=sim_dtype(plan.out_t))
+    bar = _Progress(label, total, progress, progress_prefix)
     try:
-        _execute(prog, plan, dm, out, nthreads, bar)
+        _execute(prog, plan, dm, result, nthreads, bar, post)
     finally:
         bar.close()
-    return out.reshape(total // psize, psize)
+    return result.reshape(total // psize, psize)
 
 
 def _contiguous(prog: Program) -> bool:
@@ -644,7 +695,10 @@ def _nest_offsets(flat_index: np.ndarray, limits: Sequence[int], strides: Sequen
     return out
 
 
-def _execute(prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, threads: int, progress: _Progress) -> None:
+def _execute(
+    prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, threads: int, progress: _Progress,
+    post: Callable[[np.ndarray, int, int], None] | None = None,
+) -> None:  # fmt: skip
     """Fill ``out`` (1-D, sim encoding) with the program's elements.
 
     The DM is seen as an array of *units*: bytes for 4-/8-bit types (a 4-bit
@@ -683,10 +737,14 @@ def _execute(prog: Program, plan: _Plan, dm: np.ndarray, out: np.ndarray, thread
     ents = _normalised_entries(prog.limits, prog.strides) or [(1, 1)]
     n_in, s_in = ents[-1]
     rows_ok = s_in == 1 and (not four or (n_in % 2 == 0 and all(s % 2 == 0 for _, s in ents[:-1])))
+    done = (lambda lo, hi: post(out, lo, hi)) if post is not None else (lambda lo, hi: None)
+    # With a hook, work items of about POST_CHUNK_BYTES of output, so the hook reads them from cache.
+    item_elems = max(1, POST_CHUNK_BYTES // out.itemsize) if post is not None else None
     if rows_ok:
-        _run_rows(ents, units, u0, upe, finish, out, threads, progress)
+        unit_chunk = UNIT_CHUNK if item_elems is None else max(1, min(UNIT_CHUNK, item_elems // upe))
+        _run_rows(ents, units, u0, upe, finish, out, threads, progress, done, unit_chunk)
     else:
-        _run_elements(prog, plan, units, u0, lut, out, threads, progress)
+        _run_elements(prog, plan, units, u0, lut, out, threads, progress, done, item_elems or GENERAL_CHUNK)
 
 
 STRIDED_MIN = 1 << 14
@@ -704,12 +762,15 @@ def _run_rows(
     out: np.ndarray,
     threads: int,
     progress: _Progress,
+    done: Callable[[int, int], None],
+    unit_chunk: int = UNIT_CHUNK,
 ) -> None:
     """Loop nests whose innermost entry ``(L : 1)`` is a contiguous row of
     ``L`` elements (``L / upe`` units).  Rows are read as slices (contiguous
     nest, long rows), as strided views (groups of rows spaced by the next
     entry's stride), or through index arrays (short irregular rows); all in
-    work items of about :data:`UNIT_CHUNK` units spread over the threads."""
+    work items of about ``unit_chunk`` units (:data:`UNIT_CHUNK`) spread over
+    the threads."""
     L = ents[-1][0]
     row_units = L // upe
     outer = ents[:-1]
@@ -717,8 +778,9 @@ def _run_rows(
 
         def work(lo: int, hi: int) -> None:
             finish(units[u0 + lo : u0 + hi], out[lo * upe : hi * upe])
+            done(lo * upe, hi * upe)
 
-        _run_chunks(row_units, UNIT_CHUNK, work, threads, _Scaled(progress, upe))
+        _run_chunks(row_units, unit_chunk, work, threads, _Scaled(progress, upe))
         return
 
     n1, s1 = outer[-1]
@@ -731,19 +793,20 @@ def _run_rows(
         g, j = np.divmod(r, n1)
         return u0 + (_nest_offsets(g, glim, gstr) + j * np.int64(s1)) // upe
 
-    if row_units > UNIT_CHUNK:  # long rows: one row per work item, sliced
+    if row_units > unit_chunk:  # long rows: one row per work item, sliced
 
         def work(lo: int, hi: int) -> None:
             for r in range(lo, hi):
                 start = int(row_start(np.array([r]))[0])
-                for c in range(0, row_units, UNIT_CHUNK):
-                    c2 = min(c + UNIT_CHUNK, row_units)
+                for c in range(0, row_units, unit_chunk):
+                    c2 = min(c + unit_chunk, row_units)
                     finish(units[start + c : start + c2], out[r * L + c * upe : r * L + c2 * upe])
+                    done(r * L + c * upe, r * L + c2 * upe)
 
         _run_chunks(rows, 1, work, threads, _Scaled(progress, L))
         return
 
-    per_item = max(1, UNIT_CHUNK // row_units)
+    per_item = max(1, unit_chunk // row_units)
     if n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views
         step = (s1 // upe) * units.itemsize
 
@@ -759,6 +822,7 @@ def _run_rows(
                 if step < 0:
                     view = view[::-1]
                 finish(np.ascontiguousarray(view).reshape(-1), out[r * L : r2 * L])
+                done(r * L, r2 * L)
                 r = r2
 
         _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
@@ -769,6 +833,7 @@ def _run_rows(
     def work(lo: int, hi: int) -> None:  # short irregular rows: one index per unit
         starts = row_start(np.arange(lo, hi, dtype=np.int64))
         finish(units[(starts[:, None] + col[None, :]).reshape(-1)], out[lo * L : hi * L])
+        done(lo * L, hi * L)
 
     _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
 
@@ -782,6 +847,8 @@ def _run_elements(
     out: np.ndarray,
     threads: int,
     progress: _Progress,
+    done: Callable[[int, int], None],
+    item_elems: int = GENERAL_CHUNK,
 ) -> None:
     """Any loop nest, element by element: chunks of at most
     :data:`GENERAL_CHUNK` element offsets (broadcast from the entries), the
@@ -810,8 +877,9 @@ def _run_elements(
         else:  # corrupt zero point: evaluate on the data really read, so the error is exact
             vals = _front(keys, plan)[np.arange(keys.size), sel]
             dst[:] = to_sim_encoding(_after_lookup(vals, plan), plan.out_t)
+        done(lo * per, hi * per)
 
-    _run_chunks(ocount, max(1, GENERAL_CHUNK // per), work, threads, _Scaled(progress, per))
+    _run_chunks(ocount, max(1, item_elems // per), work, threads, _Scaled(progress, per))
 
 
 def _offset_chunks(limits: Sequence[int], strides: Sequence[int]):
@@ -838,10 +906,24 @@ def program_key(prog: Program, index: int) -> str:
     return prog.name if prog.name is not None else f"#{index}"
 
 
-def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **kw) -> dict[str, np.ndarray]:
+def stream_shape(sb: SeqBin, index: int) -> tuple[int, ...] | None:
+    """The stream shape (time dims then packet dims, ir.md §5) of PROGRAMS
+    record ``index`` from the file's MANIFEST, or ``None`` for a file
+    without one (version 1.0) or a record no kernel lists."""
+    if sb.manifest is None:
+        return None
+    found = sb.manifest.program(index)
+    return None if found is None else found[1].shape
+
+
+def simulate(
+    sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, *, shaped: bool = False, **kw
+) -> dict[str, np.ndarray]:
     """Run every program of ``sb`` (file order) on the DM image ``dm``, or
     only the one named ``program``.  Returns ``{name: array}`` as
-    :func:`simulate_program` produces (keys: :func:`program_key`).  Programs
+    :func:`simulate_program` produces (keys: :func:`program_key`), or with
+    ``shaped=True`` each reshaped to its stream's time then packet dims
+    (:func:`stream_shape`; unchanged for a file without MANIFEST).  Programs
     are independent: each reads the same image (nothing is committed).
     Extra keyword arguments go to :func:`simulate_program`.
 
@@ -862,6 +944,12 @@ def simulate(sb: SeqBin, dm: bytes | np.ndarray, program: str | None = None, **k
         if program not in keys:
             names = ", ".join(repr(k) for k in keys) or "none"
             raise SimError(f"no program named {program!r}; the file has: {names}")
-        i = keys.index(program)
-        return {program: simulate_program(sb.programs[i], sb.tables, dm_arr, name=program, **kw)}
-    return {k: simulate_program(p, sb.tables, dm_arr, name=k, **kw) for k, p in zip(keys, sb.programs)}
+        chosen = [keys.index(program)]
+    else:
+        chosen = list(range(len(keys)))
+    out: dict[str, np.ndarray] = {}
+    for i in chosen:
+        arr = simulate_program(sb.programs[i], sb.tables, dm_arr, name=keys[i], **kw)
+        shape = stream_shape(sb, i) if shaped else None
+        out[keys[i]] = arr if shape is None else arr.reshape(shape)
+    return out

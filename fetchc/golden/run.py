@@ -1,0 +1,748 @@
+"""The golden model of a whole kernel: ``fetchc run`` and ``fetchc.run``
+(ir.md §2a, §5), and the MANIFEST-driven DM image of ``fetchc sim --arg``.
+
+What :func:`run_kernel` does
+----------------------------
+
+1. **Compile** with the default pipeline (:func:`fetchc.compile`; an
+   in-memory module is cloned first, the caller's stays as it was).
+2. **Read back** the emitted ``seq.bin`` **bytes** (:func:`fetchc.seqbin.read`):
+   every program record, table and the MANIFEST used below come from those
+   bytes, never from the IR.  The residual IR only says which downstream
+   ``rngd`` op consumes which stream.
+3. **Choose the kernel** (ir.md §2a: a ``func.func`` with at least one
+   program): ``entry``, else the file's only kernel (an error listing them
+   otherwise).
+4. **Check the inputs** (:mod:`fetchc.golden.inputs`): the kernel's inputs
+   are the tensors that a program reads before any ``rngd.commit`` writes
+   them, and every ``f32`` scalar argument.  A tensor written before it is
+   read (an output), a tensor no program reads and a compiler-created
+   ``scratch`` tensor are not inputs; giving one is an error, as is a
+   missing, unknown or duplicated name, a wrong shape or dtype, an unreadable
+   ``.npy`` or a scalar that is not a number.
+5. **Lay out the DM image**: a zeroed byte array covering every tensor of the
+   kernel at its MANIFEST placement (``dm_base``, layout strides and offset;
+   4-bit types two per byte, even element in the low nibble).  Scratch
+   tensors start as zeros.
+6. **Execute the function body in order** (straight-line, ir.md §2a):
+
+   ======================== ==================================================
+   op                       what ``run`` does
+   ======================== ==================================================
+   ``fetch_seq.program``    the simulator (:func:`fetchc.golden.sim.simulate_program`)
+                            runs the PROGRAMS record from the bytes on the DM
+                            image **as it is at that point**; the result is
+                            reshaped to the MANIFEST's time then packet dims
+   ``rngd.switch``,         pass-through (the values are unchanged)
+   ``rngd.collect``
+   ``rngd.to_trf``,         pass-through: the register file holds the stream
+   ``rngd.to_vrf``
+   ``rngd.transpose``       a **row-major reshape** of the elements to the result
+                            stream's shape: the IR does not say which
+                            permutation the Transpose Engine applies, so this
+                            reinterprets, it moves no data
+   ``rngd.block_scale``     Vector Engine multiply by the block's scale
+                            (hardware.md §2.2a, §4: ``f32`` scales as they are,
+                            ``f8E8M0FNU`` as ``2^(e-127)``; subnormal operands
+                            read as zero, subnormal products flush, NaN is
+                            ``0x7FC00000``)
+   ``rngd.tensor_scale``    the same multiply by the ``f32`` scalar
+   ``rngd.commit``          the stream's elements in row-major order become the
+                            memref's elements in row-major order (the memref's
+                            logical shape); the result is returned under the
+                            tensor's name, and written into the DM image too
+                            when a later program reads any of its bytes
+   ``rngd.contract_outer``  no specified arithmetic: its result, and anything
+                            computed from it, cannot be committed (a located
+                            error naming the op and the programs to run with
+                            ``fetchc sim`` instead)
+   ``arith.constant``       an ``f32`` constant is a scalar operand
+   ``func.return``          ignored (returned register files are not outputs)
+   ======================== ==================================================
+
+   Any other op gets no value: committing something computed from it is the
+   same located error; an unknown op with a memref operand (it might write
+   memory) or with ``rngd``/``fetch_seq`` ops in its regions is an error.
+7. **Return** every committed tensor (not scratch ones) by name, in its
+   memref shape, in the ``fetchc sim`` encoding (ir.md §5): ``f32``,
+   ``i32``, ``i8``, ``i16`` as themselves, ``bf16`` and the 8-bit floats as
+   raw bits in ``uint16`` / ``uint8``, 4-bit types as their codes in
+   ``uint8``.
+
+Speed: programs run vectorised on up to 4 threads (the simulator), and the
+Vector Engine ops of one stream are applied lazily, fused into one in-place
+pass over the stream when it is committed
+(:func:`fetchc.target.numerics.scale_chain_inplace`), skipping the flush
+passes where bounds on the values prove them unnecessary.  A progress line
+appears on a terminal for large programs and scale passes.
+
+Errors: :class:`fetchc.golden.inputs.InputError` (bad inputs, ``ValueError``),
+:class:`RunError` (no such kernel, several kernels and no ``entry``;
+``ValueError``), :class:`fetchc.frontend.diagnostics.DiagnosticError` (a
+compile error, or an op ``run`` cannot execute, located in the source),
+:class:`fetchc.golden.sim.SimError` (a program the simulator refuses).
+
+This module imports numpy; the compile path never imports it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from fetchc.dialects.fetch_seq import ProgramOp
+from fetchc.dialects.rngd import (
+    BlockScaleOp,
+    CollectOp,
+    CommitOp,
+    ContractOuterOp,
+    SwitchOp,
+    TensorScaleOp,
+    ToTrfOp,
+    ToVrfOp,
+    TransposeOp,
+)
+from fetchc.frontend.diagnostics import DiagnosticError, op_error
+from fetchc.golden import sim
+from fetchc.golden.inputs import (
+    InputError,
+    TensorSpec,
+    canonical_values,
+    check_names,
+    packed_bytes,
+    place,
+    scalar_value,
+)
+from fetchc.seqbin import Kernel, Program, SeqBin, Table
+from fetchc.seqbin import Tensor as ManifestTensor
+from fetchc.target import F8E8M0FNU, F32, numerics
+from fetchc.target.numerics import Magnitudes
+
+__all__ = [
+    "RunError",
+    "run_kernel",
+    "run_seqbin",
+    "tensor_spec",
+    "kernel_image",
+    "sim_images",
+    "sim_kernels",
+    "simulate_with_args",
+    "write_npz",
+]
+
+
+class RunError(ValueError):
+    """The kernel to run cannot be chosen (no kernel, an unknown ``entry``,
+    several kernels without ``entry``), or a ``seq.bin`` without the
+    MANIFEST that ``--arg`` needs.  One sentence naming what was asked and
+    what exists."""
+
+
+# --------------------------------------------------------------------------
+# Tensors and DM images
+# --------------------------------------------------------------------------
+
+
+def tensor_spec(t: ManifestTensor) -> TensorSpec:
+    """The :class:`~fetchc.golden.inputs.TensorSpec` of a MANIFEST tensor
+    (its name, element type, shape, layout and ``dm_base``)."""
+    return TensorSpec(t.name, t.dtype, tuple(t.shape), tuple(t.strides), t.offset, t.dm_base)
+
+
+def _image_size(tensors: Iterable[ManifestTensor]) -> int:
+    """Bytes from DM address 0 to one past the last byte of any tensor."""
+    size = 0
+    for t in tensors:
+        spec = tensor_spec(t)
+        size = max(size, t.dm_base + spec.byte_range()[1])
+    return size
+
+
+def kernel_image(kernel: Kernel, values: Mapping[str, Any]) -> np.ndarray:
+    """A zeroed DM image (``uint8``, address 0 = first byte, up to the last
+    byte of any tensor of ``kernel``) with each named tensor of ``values``
+    (any form :func:`~fetchc.golden.inputs.canonical_values` accepts) at its
+    MANIFEST placement, in the kernel's tensor order (a later tensor wins
+    where explicit placements overlap).  Names that are not tensors of the
+    kernel are ignored here (the callers check names first).  Raises
+    :class:`InputError` for a value of the wrong shape or type."""
+    image = np.zeros(_image_size(kernel.tensors), dtype=np.uint8)
+    for t in kernel.tensors:
+        if t.name in values:
+            place(image, tensor_spec(t), values[t.name])
+    return image
+
+
+def _check_given(
+    expected: Sequence[ManifestTensor],
+    scalars: Sequence[str],
+    given: Sequence[str],
+    not_inputs: Mapping[str, str],
+    optional: Iterable[str] = (),
+) -> None:
+    """Raise one :class:`InputError` for every naming problem: a given name
+    in ``not_inputs`` (with its reason), then missing / unknown / duplicated
+    names (:func:`~fetchc.golden.inputs.check_names`; names in ``optional``
+    may be given or not)."""
+    problems = [f"{n!r} {not_inputs[n]}" for n in dict.fromkeys(given) if n in not_inputs]
+    optional = set(optional)
+    rest = [n for n in given if n not in not_inputs]
+    opt_given = [n for n in dict.fromkeys(rest) if n in optional]
+    specs = {t.name: tensor_spec(t) for t in expected if t.name not in optional or t.name in opt_given}
+    names = [s for s in scalars if s not in optional or s in opt_given]
+    try:
+        check_names(specs, names, rest)
+    except InputError as e:
+        problems.append(str(e))
+    if problems:
+        raise InputError("; ".join(problems))
+
+
+# --------------------------------------------------------------------------
+# fetchc sim --arg
+# --------------------------------------------------------------------------
+
+
+def sim_images(sb: SeqBin, values: Mapping[str, Any], program: str | None = None) -> list[tuple[Kernel, np.ndarray]]:
+    """The DM images ``fetchc sim --arg`` runs on: one per kernel of the
+    MANIFEST (only the kernel of ``program`` when given), each laid out from
+    ``values`` by :func:`kernel_image`.  Names and values are checked as
+    :func:`sim_kernels` checks them."""
+    return [(k, kernel_image(k, values)) for k in sim_kernels(sb, values, program)]
+
+
+def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = None) -> list[Kernel]:
+    """The kernels whose programs ``fetchc sim --arg`` runs (all, or the one
+    holding ``program``), after checking the names in ``values``.
+
+    Names: every tensor that one of the chosen programs reads must be given
+    (scratch tensors never: they start as zeros); the kernel's other tensors
+    and its ``f32`` scalars may be given (scalars are checked to be numbers
+    and otherwise unused: no program reads them).  A name shared by two
+    kernels gets the same value in both.  Raises :class:`RunError` for a file
+    without MANIFEST and :class:`InputError` for bad names or values."""
+    if sb.manifest is None:
+        raise RunError("the seq.bin has no MANIFEST (a version 1.0 file), so --arg cannot place tensors: use --dm")
+    keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
+    kernels = list(sb.manifest.kernels)
+    if program is not None:
+        if program not in keys:
+            names = ", ".join(repr(k) for k in keys) or "none"
+            raise sim.SimError(f"no program named {program!r}; the file has: {names}")
+        found = sb.manifest.program(keys.index(program))
+        kernels = [found[0]] if found is not None else []
+        chosen = {keys.index(program)}
+    else:
+        chosen = set(range(len(keys)))
+    required: dict[str, ManifestTensor] = {}
+    optional: dict[str, ManifestTensor] = {}
+    scalars: list[str] = []
+    not_inputs: dict[str, str] = {}
+    for k in kernels:
+        read = {p.tensor for p in k.programs if p.index in chosen}
+        for i, t in enumerate(k.tensors):
+            if t.scratch:
+                not_inputs[t.name] = "is a scratch buffer fetchc created: it starts as zeros and is never given"
+            elif i in read:
+                required.setdefault(t.name, t)
+            else:
+                optional.setdefault(t.name, t)
+        scalars += [s.name for s in k.scalars if s.name not in scalars]
+    for name in required:
+        optional.pop(name, None)
+        not_inputs.pop(name, None)
+    for name in optional:
+        not_inputs.pop(name, None)
+    expected = list(required.values()) + list(optional.values())
+    _check_given(expected, scalars, list(values), not_inputs, optional=[*optional, *scalars])
+    for s in scalars:
+        if s in values and s not in required and s not in optional:
+            scalar_value(s, values[s])
+    for t in expected:  # every array checked before any work
+        if t.name in values and packed_bytes(tensor_spec(t), values[t.name]) is None:
+            canonical_values(tensor_spec(t), values[t.name])
+    return kernels
+
+
+def simulate_with_args(
+    sb: SeqBin, values: Mapping[str, Any], program: str | None = None, **kw: Any
+) -> dict[str, np.ndarray]:
+    """``fetchc sim --arg``: run the programs (all, or the one named
+    ``program``) each on its kernel's DM image from :func:`sim_images`.
+    Returns ``{program name: array}`` shaped as the stream's time then packet
+    dims (ir.md §5), in file order.  Extra keyword arguments go to
+    :func:`fetchc.golden.sim.simulate_program`.  Raises as
+    :func:`sim_images` and :class:`fetchc.golden.sim.SimError`."""
+    keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise sim.SimError(f"two programs are named {k!r}; results are keyed by program name")
+        seen.add(k)
+    out: dict[str, np.ndarray] = {}
+    for kernel in sim_kernels(sb, values, program):
+        image = kernel_image(kernel, values)  # one image at a time
+        for kp in kernel.programs:
+            key = keys[kp.index]
+            if program is not None and key != program:
+                continue
+            arr = sim.simulate_program(sb.programs[kp.index], sb.tables, image, name=key, **kw)
+            out[key] = arr.reshape(kp.shape)
+    return {k: out[k] for k in keys if k in out}
+
+
+# --------------------------------------------------------------------------
+# Values while a kernel runs
+# --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Stream:
+    """A stream (or a register file holding one): ``arr`` in the sim
+    encoding, shaped as the stream, or ``None`` while its program (PROGRAMS
+    record ``pending``) has not run yet; for ``f32``, the Vector Engine
+    multiplies not applied yet (``steps``) and what the program's output may
+    hold (``bounds``)."""
+
+    arr: np.ndarray | None
+    shape: tuple[int, ...]
+    programs: tuple[str, ...]
+    pending: int | None = None
+    bounds: Magnitudes | None = None
+    steps: list[tuple[Any, int | None]] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _NoValue:
+    """A value ``run`` cannot compute: ``op`` has no specified semantics."""
+
+    op: Operation
+    why: str
+    programs: tuple[str, ...]
+
+
+def _loc_text(op: Operation) -> str:
+    from fetchc.frontend.diagnostics import op_location, op_path
+
+    loc = op_location(op)
+    return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else op_path(op)
+
+
+class _Runner:
+    def __init__(
+        self,
+        sb: SeqBin,
+        kernel: Kernel,
+        fn: func.FuncOp,
+        program_ops: Mapping[ProgramOp, int],
+        threads: int | None,
+        progress: bool | None,
+    ):
+        self.sb, self.kernel, self.fn = sb, kernel, fn
+        self.program_ops = program_ops
+        self.threads = sim._default_threads() if threads is None else max(1, int(threads))
+        self.progress = progress
+        self.keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
+        self.by_arg = {t.arg: t for t in kernel.tensors if t.arg is not None}
+        from fetchc.kernel import scratch_names
+
+        self.scratch = {op: name for op, name in scratch_names(fn).items()}
+        self.kp = {p.index: p for p in kernel.programs}
+        self.body = list(fn.body.block.ops) if fn.body.blocks else []
+
+    # ---- names ------------------------------------------------------------
+
+    def tensor_of(self, value: SSAValue, at: Operation) -> ManifestTensor:
+        if isinstance(value, BlockArgument) and value.owner is self.fn.body.block and value.index in self.by_arg:
+            return self.by_arg[value.index]
+        name = self.scratch.get(value.owner) if isinstance(value.owner, Operation) else None
+        for t in self.kernel.tensors:
+            if t.scratch and name is not None and t.name == name:
+                return t
+        raise DiagnosticError(
+            op_error(at, "uses a memref that is neither a kernel argument nor a scratch tensor of the MANIFEST, "
+                     "so fetchc run cannot place it in DM")
+        )  # fmt: skip
+
+    def inputs(self) -> tuple[list[ManifestTensor], dict[str, str]]:
+        """The tensors read before written, in tensor order; and the reason
+        each other tensor is not an input."""
+        written: set[str] = set()
+        read_first: set[str] = set()
+        for op in self.body:
+            if isinstance(op, ProgramOp):
+                t = self.tensor_of(op.source, op)
+                if t.name not in written:
+                    read_first.add(t.name)
+            elif isinstance(op, CommitOp):
+                written.add(self.tensor_of(op.dest, op).name)
+        inputs, why = [], {}
+        for t in self.kernel.tensors:
+            if t.scratch:
+                why[t.name] = "is a scratch buffer fetchc created: it starts as zeros and is never given"
+            elif t.name in read_first:
+                inputs.append(t)
+            elif t.name in written:
+                why[t.name] = (
+                    f"is written by @{self.kernel.name} before any program reads it: it is an output "
+                    "(returned by fetchc run), not an input"
+                )
+            else:
+                why[t.name] = f"is not read by any program of @{self.kernel.name}, so it is not an input"
+        return inputs, why
+
+    # ---- execution --------------------------------------------------------
+
+    def run(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        inputs, why = self.inputs()
+        scalars = [s.name for s in self.kernel.scalars]
+        _check_given(inputs, scalars, list(values), why)
+        for t in inputs:  # every value checked before any work
+            if packed_bytes(tensor_spec(t), values[t.name]) is None:
+                canonical_values(tensor_spec(t), values[t.name])
+        env: dict[SSAValue, Any] = {}
+        block = self.fn.body.block
+        for s in self.kernel.scalars:
+            env[block.args[s.arg]] = scalar_value(s.name, values[s.name])
+        image = np.zeros(_image_size(self.kernel.tensors), dtype=np.uint8)
+        for t in inputs:
+            place(image, tensor_spec(t), values[t.name])
+        reads_after = self._reads_after()
+        outputs: dict[str, np.ndarray] = {}
+        self.pending: list[_Stream] = []
+        self.image = image
+        for pos, op in enumerate(self.body):
+            self.step(op, env, image, outputs, reads_after[pos + 1])
+        for v in list(self.pending):  # every program runs, also those whose stream reaches no commit
+            self.force(v)
+        return outputs
+
+    def _reads_after(self) -> list[list[tuple[int, int]]]:
+        """For each body position, the DM byte ranges ``[lo, hi)`` that the
+        programs from that position on read."""
+        out: list[list[tuple[int, int]]] = [[] for _ in range(len(self.body) + 1)]
+        acc: list[tuple[int, int]] = []
+        for pos in range(len(self.body) - 1, -1, -1):
+            op = self.body[pos]
+            if isinstance(op, ProgramOp):
+                acc = acc + [_program_bytes(self.sb.programs[self.program_ops[op]])]
+            out[pos] = acc
+        return out
+
+    def step(
+        self, op: Operation, env: dict[SSAValue, Any], image: np.ndarray, outputs: dict[str, np.ndarray],
+        later_reads: list[tuple[int, int]],
+    ) -> None:  # fmt: skip
+        operands = [env.get(v) for v in op.operands]
+        if isinstance(op, func.ReturnOp) or op in self.scratch:
+            return  # a scratch buffer is a placed tensor, like an argument (its bytes start as zeros)
+        bad = next((v for v in operands if isinstance(v, _NoValue)), None)
+        if isinstance(op, CommitOp):
+            self.commit(op, env.pop(op.input), image, outputs, later_reads)
+            return
+        if bad is not None and not op.regions:
+            for r in op.results:
+                env[r] = bad
+            return
+        if isinstance(op, ProgramOp):
+            env[op.result] = self.program(op, image)
+        elif isinstance(op, (SwitchOp, CollectOp, ToTrfOp, ToVrfOp)):
+            env[op.results[0]] = env.pop(op.input)
+        elif isinstance(op, TransposeOp):
+            s = self.materialise(env.pop(op.input))
+            st = op.result.type
+            s.shape = tuple(st.time) + tuple(st.packet)  # type: ignore[attr-defined]
+            s.arr = np.ascontiguousarray(s.arr).reshape(s.shape)
+            env[op.result] = s
+        elif isinstance(op, BlockScaleOp):
+            x: _Stream = env.pop(op.input)
+            sc = self.materialise(env.pop(op.scale))
+            st = op.scale.type
+            if st.elem == F8E8M0FNU:  # type: ignore[attr-defined]
+                f = numerics.e8m0_to_f32(sc.arr)
+            else:
+                f = np.ascontiguousarray(sc.arr, dtype=np.float32)
+            x.steps.append((f.reshape(-1), op.block.value.data))
+            x.ops.append(op.name)
+            x.programs = x.programs + sc.programs
+            env[op.result] = x
+        elif isinstance(op, TensorScaleOp):
+            x = env.pop(op.input)
+            g = env.get(op.scale)
+            x.steps.append((numerics.scalar_f32(g), None))
+            x.ops.append(op.name)
+            env[op.result] = x
+        elif isinstance(op, ContractOuterOp):
+            progs = tuple(p for v in operands if isinstance(v, _Stream) for p in v.programs)
+            env[op.result] = _NoValue(
+                op, "the Contraction Engine's arithmetic (accumulation order, rounding) is not specified", progs
+            )
+            for v in op.operands:
+                env.pop(v, None)
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
+            env[op.result] = np.float32(op.value.value.data)
+        else:
+            self.unknown(op, operands, env)
+
+    def unknown(self, op: Operation, operands: list[Any], env: dict[SSAValue, Any]) -> None:
+        inner = [o for region in op.regions for o in region.walk() if o.name.startswith(("rngd.", "fetch_seq.", "fetch."))]
+        if inner:
+            raise DiagnosticError(
+                op_error(op, f"holds '{inner[0].name}' in a region: fetchc run executes straight-line kernels "
+                         "(ir.md §2a); unroll or hoist it", [(inner[0], "the op inside the region")])
+            )  # fmt: skip
+        if any(isinstance(v.type, MemRefType) for v in op.operands) or any(
+            isinstance(r.type, MemRefType) for r in op.results
+        ):
+            raise DiagnosticError(
+                op_error(op, "has no meaning in fetchc run and takes or makes a memref, whose DM bytes it might "
+                         "write: fetchc run cannot tell what the kernel commits")
+            )  # fmt: skip
+        progs = tuple(p for v in operands if isinstance(v, (_Stream, _NoValue)) for p in v.programs)
+        nv = _NoValue(op, f"fetchc run has no semantics for '{op.name}'", progs)
+        for r in op.results:
+            env[r] = nv
+
+    # ---- ops ----------------------------------------------------------------
+
+    def program(self, op: ProgramOp, image: np.ndarray) -> _Stream:
+        """A program's stream, run later (:meth:`force`): when its values are
+        needed, or before a commit writes DM bytes it reads, so it always
+        sees the DM image as it is at its place in the kernel."""
+        index = self.program_ops[op]
+        rec = self.sb.programs[index]
+        bounds = output_magnitudes(rec, self.sb.tables) if rec.out_dtype == F32 else None
+        v = _Stream(None, self.kp[index].shape, (self.keys[index],), pending=index, bounds=bounds)
+        self.pending.append(v)
+        return v
+
+    def force(self, v: _Stream, chain: numerics.ScaleChain | None = None) -> None:
+        """Run ``v``'s program with the simulator (from the seq.bin record),
+        applying ``chain`` to each range of output it writes, in cache."""
+        if v.pending is None:
+            return
+        index = v.pending
+        post = None
+        if chain is not None:
+
+            def post(out: np.ndarray, lo: int, hi: int, _chain: numerics.ScaleChain = chain) -> None:
+                _chain.apply(out, lo, hi)
+
+        arr = sim.simulate_program(
+            self.sb.programs[index], self.sb.tables, self.image, name=self.keys[index], threads=self.threads,
+            progress=self.progress, progress_prefix="fetchc run", post=post,
+        )  # fmt: skip
+        v.arr, v.pending = arr.reshape(v.shape), None
+        self.pending.remove(v)
+
+    def materialise(self, v: Any) -> _Stream:
+        """The stream's values: its program run and its pending Vector
+        Engine multiplies applied (in place; fused into the program's run
+        when it has not run yet)."""
+        assert isinstance(v, _Stream)
+        if not v.steps:
+            self.force(v)
+            return v
+        if v.pending is not None:
+            n = math.prod(v.shape)
+            self.force(v, numerics.ScaleChain(n, v.steps, v.bounds or numerics.UNKNOWN))
+            v.steps, v.bounds = [], None
+            return v
+        arr = v.arr  # streams are linear: nothing else refers to this array
+        assert arr is not None
+        if not arr.flags.c_contiguous or not arr.flags.writeable:
+            arr = np.array(arr, order="C")
+        label = " + ".join(v.ops) + " of " + ", ".join(v.programs[:1])
+        bar = sim._Progress(label, arr.size, self.progress, "fetchc run")
+        threads = self.threads
+
+        def chunks(n: int, chunk: int, work) -> None:
+            sim._run_chunks(n, chunk, work, threads, bar)
+
+        try:
+            numerics.scale_chain_inplace(arr, v.steps, bounds=v.bounds or numerics.UNKNOWN, run_chunks=chunks)
+        finally:
+            bar.close()
+        v.arr, v.steps, v.bounds = arr, [], None
+        return v
+
+    def commit(
+        self, op: CommitOp, v: Any, image: np.ndarray, outputs: dict[str, np.ndarray],
+        later_reads: list[tuple[int, int]],
+    ) -> None:  # fmt: skip
+        t = self.tensor_of(op.dest, op)
+        if isinstance(v, _NoValue):
+            progs = sorted(set(v.programs), key=self.keys.index)
+            cmd = ", ".join(repr(p) for p in progs)
+            hint = (
+                f"; run the Fetch Unit programs that feed it ({cmd}) with `fetchc sim` and apply it yourself"
+                if cmd else ""
+            )  # fmt: skip
+            raise DiagnosticError(
+                op_error(
+                    op,
+                    f"commits a value that depends on '{v.op.name}' ({_loc_text(v.op)}), so fetchc run cannot "
+                    f"compute tensor '{t.name}': {v.why}{hint}",
+                    [(v.op, f"'{v.op.name}' is here")],
+                )
+            )
+        s = self.materialise(v)
+        assert s.arr is not None
+        arr = s.arr.reshape(tuple(t.shape))
+        if not t.scratch:
+            outputs[t.name] = arr
+        spec = tensor_spec(t)
+        blo, bhi = spec.byte_range()
+        lo, hi = t.dm_base + blo, t.dm_base + bhi
+        if any(a < hi and lo < b for a, b in later_reads):
+            for p in list(self.pending):  # earlier programs read the image as it was before this commit
+                a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]
+                if a < hi and lo < b:
+                    self.force(p)
+            place(image, spec, arr)
+
+
+def _program_bytes(prog: Program) -> tuple[int, int]:
+    """The DM bytes ``[lo, hi)`` a program's loop nest reaches."""
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    if prog.in_dtype.bits == 4:
+        return prog.base + lo_e // 2, prog.base + hi_e // 2 + 1
+    size = prog.in_dtype.bits // 8
+    return prog.base + lo_e * size, prog.base + hi_e * size + size
+
+
+def output_magnitudes(prog: Program, tables: Sequence[Table]) -> Magnitudes:
+    """What an ``f32`` program output may hold (:class:`Magnitudes`): exact
+    for 4-/8-bit inputs (the stage chain tabulated over all 256 key bytes,
+    through the stored table); for ``bf16 → f32`` flushed values (hardware.md
+    §2.2a: no subnormal); anything for an ``f32`` read without stage."""
+    plan = sim._plan(prog, tables, str(prog.name))
+    if plan.in_t.bits <= 8:
+        lut = sim._byte_lut(plan)
+        if lut is not None and lut.dtype == np.float32:
+            return numerics.magnitudes_of(lut)
+        return numerics.UNKNOWN
+    if plan.cast is not None:
+        return Magnitudes(2.0**-126)
+    return numerics.UNKNOWN
+
+
+# --------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------
+
+
+def _choose(sb: SeqBin, module: ModuleOp, entry: str | None) -> tuple[Kernel, func.FuncOp, dict[ProgramOp, int]]:
+    assert sb.manifest is not None
+    program_ops = [op for op in module.walk() if isinstance(op, ProgramOp)]
+    if len(program_ops) != len(sb.programs) or any(
+        op.program_name.data != p.name for op, p in zip(program_ops, sb.programs)
+    ):  # pragma: no cover - emit writes exactly these records
+        raise RunError("internal error: the seq.bin programs do not match the compiled IR")
+    kernels = list(sb.manifest.kernels)
+    names = [k.name for k in kernels]
+    listing = ", ".join("@" + n for n in names) or "none"
+    if not kernels:
+        raise RunError("the input has no kernel (no func.func with a fetch.fetch), so there is nothing to run")
+    if entry is None:
+        if len(kernels) > 1:
+            raise RunError(f"the input holds {len(kernels)} kernels ({listing}): choose one with --entry (entry=)")
+        kernel = kernels[0]
+    else:
+        want = entry[1:] if entry.startswith("@") else entry
+        found = [k for k in kernels if k.name == want]
+        if not found:
+            fns = [f.sym_name.data for f in module.walk() if isinstance(f, func.FuncOp)]
+            extra = f" (@{want} has no fetch.fetch, so it is not a kernel)" if want in fns else ""
+            raise RunError(f"no kernel named @{want}{extra}; the input's kernels are: {listing}")
+        if len(found) > 1:
+            raise RunError(f"{len(found)} kernels are named @{want} (functions of nested modules); run one per file")
+        kernel = found[0]
+    first = program_ops[kernel.programs[0].index]
+    fn = first.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    assert isinstance(fn, func.FuncOp)
+    return kernel, fn, {op: i for i, op in enumerate(program_ops)}
+
+
+def run_seqbin(
+    seq_bin: bytes,
+    module: ModuleOp,
+    entry: str | None,
+    values: Mapping[str, Any],
+    *,
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> dict[str, np.ndarray]:
+    """Run kernel ``entry`` (module docstring, steps 2-7) given the emitted
+    ``seq.bin`` bytes and the residual module they were emitted from.
+    ``values``: ``{name: array or scalar}``.  Returns ``{tensor name:
+    array}``.  Raises as :func:`run_kernel`."""
+    from fetchc.seqbin import read
+
+    sb = read(seq_bin)
+    kernel, fn, program_ops = _choose(sb, module, entry)
+    runner = _Runner(sb, kernel, fn, program_ops, threads, progress)
+    return runner.run(values)
+
+
+def run_kernel(
+    module_or_text: ModuleOp | str,
+    entry: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    *,
+    filename: str = "<input>",
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> dict[str, np.ndarray]:
+    """The golden model of one kernel (module docstring): compile
+    ``module_or_text`` (MLIR text, or a ``builtin.module``, which is cloned,
+    not modified), lay ``values`` out in DM, run every program from the
+    emitted ``seq.bin`` bytes and the downstream ``rngd`` ops with RNGD
+    numerics.
+
+    * ``entry``: the kernel's function name (``"k"`` or ``"@k"``); ``None``
+      when the input holds one kernel.
+    * ``values``: ``{tensor or scalar name: value}``: arrays in any form of
+      :mod:`fetchc.golden.inputs` (``ml_dtypes`` arrays, raw bits, ``|V``
+      arrays, 4-bit codes or packed bytes), scalars as numbers or number
+      strings.
+    * ``threads``: simulator and Vector Engine worker threads (default: up to
+      4); ``progress``: force the terminal progress line on or off.
+
+    Returns ``{tensor name: numpy array}`` for every committed tensor, in its
+    memref shape and the ``fetchc sim`` encoding (ir.md §5).  Raises
+    :class:`InputError`, :class:`RunError`,
+    :class:`~fetchc.frontend.diagnostics.DiagnosticError` (compile errors;
+    ops ``run`` cannot execute), :class:`fetchc.golden.sim.SimError`."""
+    from fetchc.api import compile as compile_
+
+    if isinstance(module_or_text, ModuleOp):
+        module_or_text = module_or_text.clone()
+    elif not isinstance(module_or_text, str):
+        raise TypeError(f"fetchc.run takes MLIR text (str) or a builtin.module, not {type(module_or_text).__name__}")
+    result = compile_(module_or_text, filename=filename)
+    return run_seqbin(result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress)
+
+
+def write_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` as an uncompressed ``.npz`` to ``-o path``: the one
+    place ``fetchc run`` writes ``.npz`` files.  Keys are the names, taken as
+    data (:func:`fetchc.outputs.write_npz`); the path is written as
+    :func:`fetchc.outputs.write_output` writes (atomically for a file: on
+    failure no file is created and an existing one is left as it was; in
+    place for ``-``, ``/dev/stdout``, a pipe).  Raises ``OSError``, and
+    ``ValueError`` for names an ``.npz`` cannot hold."""
+    from fetchc import outputs
+
+    outputs.write_output(path, lambda f: outputs.write_npz(f, arrays))

@@ -1,0 +1,729 @@
+"""``fetchc.run`` / ``fetchc run`` and ``fetchc sim --arg`` (issue 8 points
+4-6; ir.md §2a, §5; hardware.md §2.2a, §4).
+
+Every expected value comes from the reference written in this file: numpy
+and ml_dtypes for the value sets of the formats, and the RNGD rules of
+hardware.md §2.2a spelled out below (never fetchc's own numerics or
+simulator).  Results are compared bit for bit, NaN bits included.
+
+The reference multiply: both operands are f32 values; a subnormal operand
+reads as a zero of its sign; the exact product is formed in float64 (24-bit
+significands, exponents far from f64's limits after the flush, so exact) and
+rounded once to f32 by numpy's IEEE conversion (nearest even, gradual
+underflow, overflow to inf); a subnormal result becomes a zero of its sign;
+any NaN becomes 0x7FC00000.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import fetchc
+from fetchc.cli import main
+from fetchc.frontend.diagnostics import DiagnosticError
+from fetchc.golden.inputs import InputError
+from fetchc.golden.run import RunError, run_kernel
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+# --------------------------------------------------------------------------
+# The independent reference (hardware.md §2.2a, §4)
+# --------------------------------------------------------------------------
+
+QNAN = np.uint32(0x7FC00000)
+MIN_NORMAL = 2.0**-126
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def e2m1(codes: np.ndarray) -> np.ndarray:
+    """E2M1 value of each code 0-15 (bit 3 the sign), as float32."""
+    return E2M1[codes.astype(np.intp)].astype(np.float32)
+
+
+def e4m3_to_f32(bits: np.ndarray) -> np.ndarray:
+    """hardware.md §2.2a: f8E4M3FN -> f32 exact; 0x7F / 0xFF give 0x7FC00000."""
+    v = bits.astype(np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    u = v.view(np.uint32).copy()
+    u[(bits & 0x7F) == 0x7F] = QNAN
+    return u.view(np.float32)
+
+
+def e8m0_to_f32(bits: np.ndarray) -> np.ndarray:
+    """hardware.md §4: 2^(e-127) (e = 0 is the f32 subnormal 2^-127), e = 255 NaN."""
+    e = bits.astype(np.int64)
+    with np.errstate(over="ignore"):
+        v = np.ldexp(np.ones(e.shape), e - 127).astype(np.float32)
+    return np.where(e == 255, np.float32(np.nan), v).astype(np.float32)
+
+
+def flush(x: np.ndarray) -> np.ndarray:
+    """Subnormal -> zero of its sign (float32 in, float32 out)."""
+    x = np.array(x, dtype=np.float32)
+    sub = (np.abs(x) < MIN_NORMAL) & (x != 0)
+    x[sub] = np.copysign(np.float32(0), x[sub])
+    return x
+
+
+def rngd_mul(a, b) -> np.ndarray:
+    """The Vector Engine multiply of hardware.md §2.2a (module docstring)."""
+    a64 = flush(np.asarray(a, np.float32)).astype(np.float64)
+    b64 = flush(np.asarray(b, np.float32)).astype(np.float64)
+    with np.errstate(all="ignore"):
+        r = flush((a64 * b64).astype(np.float32))
+    u = r.view(np.uint32).copy()
+    u[np.isnan(r)] = QNAN
+    return u.view(np.float32)
+
+
+def nvfp4_ref(codes: np.ndarray, bscale_bits: np.ndarray, g: float, block: int = 16) -> np.ndarray:
+    """(E2M1[code] x f32(bscale)) x gscale, block scale first (hardware.md §4)."""
+    s = np.repeat(e4m3_to_f32(bscale_bits), block, axis=-1)
+    return rngd_mul(rngd_mul(e2m1(codes), s), np.float32(g))
+
+
+def mxfp4_ref(codes: np.ndarray, e_bits: np.ndarray, block: int = 32) -> np.ndarray:
+    return rngd_mul(e2m1(codes), np.repeat(e8m0_to_f32(e_bits), block, axis=-1))
+
+
+def pack(codes: np.ndarray) -> np.ndarray:
+    """Checkpoint packing: two codes per byte, even index in the low nibble."""
+    c = codes.astype(np.uint8)
+    return (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
+
+
+def assert_bits(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    g, w = bits(got), bits(want)
+    if not np.array_equal(g, w):
+        i = np.argwhere(g != w)[0]
+        raise AssertionError(f"{int((g != w).sum())} elements differ; first at {tuple(i)}: "
+                             f"got {int(g[tuple(i)]):#x}, want {int(w[tuple(i)]):#x}")  # fmt: skip
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+NVFP4 = """
+func.func @dq(%w: memref<{r}x{c}xf4E2M1FN>, %s: memref<{r}x{nb}xf8E4M3FN>, %g: f32, %out: memref<{r}x{c}xf32>) {{
+  %c = fetch.fetch %w {{map = affine_map<(o, p, e) -> (o, p * 32 + e)>}}
+      : memref<{r}x{c}xf4E2M1FN> -> !fetch.stream<main, [{r}, {np}], [32], f4E2M1FN>
+  %d = fetch.dequant %c, %s, %g {{format = "nvfp4"}}
+      : !fetch.stream<main, [{r}, {np}], [32], f4E2M1FN>, memref<{r}x{nb}xf8E4M3FN>, f32
+      -> !fetch.stream<main, [{r}, {np}], [32], f32>
+  rngd.commit %d, %out : !fetch.stream<main, [{r}, {np}], [32], f32>, memref<{r}x{c}xf32>
+  func.return
+}}
+"""
+
+MXFP4 = """
+func.func @mx(%w: memref<{r}x{c}xf4E2M1FN>, %e: memref<{r}x{nb}xf8E8M0FNU>, %out: memref<{r}x{c}xf32>) {{
+  %c = fetch.fetch %w {{map = affine_map<(o, p, e) -> (o, p * 64 + e)>}}
+      : memref<{r}x{c}xf4E2M1FN> -> !fetch.stream<main, [{r}, {np}], [64], f4E2M1FN>
+  %d = fetch.dequant %c, %e {{format = "mxfp4"}}
+      : !fetch.stream<main, [{r}, {np}], [64], f4E2M1FN>, memref<{r}x{nb}xf8E8M0FNU>
+      -> !fetch.stream<main, [{r}, {np}], [64], f32>
+  rngd.commit %d, %out : !fetch.stream<main, [{r}, {np}], [64], f32>, memref<{r}x{c}xf32>
+  func.return
+}}
+"""
+
+
+def nvfp4_kernel(r: int, c: int) -> str:
+    return NVFP4.format(r=r, c=c, nb=c // 16, np=c // 32)
+
+
+def mxfp4_kernel(r: int, c: int) -> str:
+    return MXFP4.format(r=r, c=c, nb=c // 32, np=c // 64)
+
+
+def special_e4m3(rng, shape) -> np.ndarray:
+    """Block scales drawn from all 256 codes with the edge classes frequent:
+    zeros, subnormals (0x01-0x07), NaN (0x7F/0xFF), the largest (0x7E)."""
+    b = rng.integers(0, 256, shape, dtype=np.uint8)
+    pick = rng.integers(0, 6, shape)
+    b[pick == 0] = rng.choice(np.array([0x00, 0x80], np.uint8), (pick == 0).sum())
+    b[pick == 1] = rng.integers(1, 8, (pick == 1).sum()) | rng.choice(np.array([0, 0x80]), (pick == 1).sum())
+    b[pick == 2] = rng.choice(np.array([0x7F, 0xFF, 0x7E, 0xFE], np.uint8), (pick == 2).sum())
+    return b
+
+
+TENSOR_SCALES = [0.5, 1.0, -3.25, 1e-38, 1.5 * 2.0**-126, 2.0**-120, 1e-40, -1e-45, 0.0, -0.0, 3e38, 2.0**100,
+                 float("inf"), float("-inf"), float("nan")]  # fmt: skip
+
+
+@pytest.mark.parametrize("g", TENSOR_SCALES)
+def test_nvfp4_random_with_edge_scales(g):
+    rng = np.random.default_rng(1)
+    r, c = 32, 256
+    codes = rng.integers(0, 16, (r, c), dtype=np.uint8)
+    s = special_e4m3(rng, (r, c // 16))
+    out = fetchc.run(nvfp4_kernel(r, c), w=pack(codes), s=s, g=g)
+    assert list(out) == ["out"]
+    assert_bits(out["out"], nvfp4_ref(codes, s, g))
+
+
+def test_nvfp4_every_scale_code_with_every_code():
+    """All 256 block-scale codes x all 16 e2m1 codes, one block per scale."""
+    scales = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    codes = np.tile(np.repeat(np.arange(16, dtype=np.uint8), 16), (16, 1))  # each block: one code repeated
+    codes = np.concatenate([codes, (codes + 5) % 16], axis=1)  # (16, 512)
+    scales = np.concatenate([scales, scales[:, ::-1]], axis=1)  # (16, 32)
+    for g in (1.0, 2.0**-127, 7.0):
+        out = fetchc.run(nvfp4_kernel(16, 512), w=codes.view(ml_dtypes.float4_e2m1fn), s=scales, g=g)
+        assert_bits(out["out"], nvfp4_ref(codes, scales, g))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mxfp4_random_with_edge_exponents(seed):
+    rng = np.random.default_rng(seed)
+    r, c = 16, 512
+    codes = rng.integers(0, 16, (r, c), dtype=np.uint8)
+    e = rng.integers(0, 256, (r, c // 32), dtype=np.uint8)
+    e[0, :8] = [0, 1, 2, 126, 127, 253, 254, 255]  # 2^-127 (reads as +0), subnormal products, overflow, NaN
+    out = fetchc.run(mxfp4_kernel(r, c), w=pack(codes), e=e.view(ml_dtypes.float8_e8m0fnu))
+    assert_bits(out["out"], mxfp4_ref(codes, e))
+
+
+def test_mxfp4_zero_exponent_reads_as_plus_zero():
+    codes = np.tile(np.arange(16, dtype=np.uint8), (1, 4))  # (1, 64): negative codes too
+    out = fetchc.run(mxfp4_kernel(1, 64), w=codes, e=np.zeros((1, 2), np.uint8))
+    want = np.where(codes & 8, np.uint32(0x80000000), np.uint32(0)).astype(np.uint32)  # E2M1 x (+0): signed zeros
+    assert np.array_equal(out["out"].view(np.uint32), want)
+
+
+def test_nvfp4_inputs_as_saved_files_round_trip(tmp_path):
+    """ml_dtypes arrays through np.save / np.load come back as |V1 arrays."""
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 16, (8, 64), dtype=np.uint8)
+    s = rng.integers(0, 0x7E, (8, 4), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.save(buf, s.view(ml_dtypes.float8_e4m3fn))
+    buf.seek(0)
+    s_void = np.load(buf)
+    assert s_void.dtype == np.dtype("V1")
+    out = fetchc.run(nvfp4_kernel(8, 64), w=pack(codes), s=s_void, g=np.float32(0.75))
+    assert_bits(out["out"], nvfp4_ref(codes, s, 0.75))
+
+
+# --------------------------------------------------------------------------
+# Every example
+# --------------------------------------------------------------------------
+
+
+def example(name: str) -> str:
+    return (EXAMPLES / name).read_text()
+
+
+def test_example_nvfp4_dequant_f32():
+    rng = np.random.default_rng(10)
+    codes = rng.integers(0, 16, (4096, 4096), dtype=np.uint8)
+    s = special_e4m3(rng, (4096, 256))
+    out = fetchc.run(example("nvfp4_dequant_f32.mlir"), codes=pack(codes), bscale=s, gscale=0.375)
+    assert list(out) == ["out"]
+    assert_bits(out["out"], nvfp4_ref(codes, s, 0.375))
+
+
+def test_example_mxfp4_dequant_f32():
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 16, (4096, 4096), dtype=np.uint8)
+    e = rng.integers(0, 256, (4096, 128), dtype=np.uint8)
+    out = fetchc.run(example("mxfp4_dequant_f32.mlir"), codes=pack(codes), escale=e)
+    assert list(out) == ["out"]
+    assert_bits(out["out"], mxfp4_ref(codes, e))
+
+
+def e5m2_to_bf16_table_entry(bits8: np.ndarray) -> np.ndarray:
+    """seqbin.md TABLES: the bf16 bits of the value; NaN keys give the quiet
+    NaN with the key's sign (0x7FC0 / 0xFFC0); infinities stay infinities."""
+    v = bits8.view(ml_dtypes.float8_e5m2).astype(np.float32)
+    b = (v.view(np.uint32) >> 16).astype(np.uint16)  # exact: e5m2 values fit bf16
+    nan = np.isnan(v)
+    b[nan] = np.where(bits8[nan] & 0x80, 0xFFC0, 0x7FC0)
+    return b
+
+
+def test_example_f8e5m2_to_bf16_activations():
+    act = np.random.default_rng(12).integers(0, 256, (128, 4096), dtype=np.uint8)
+    act[0, :256] = np.arange(256)
+    out = fetchc.run(example("f8e5m2_to_bf16_activations.mlir"), act=act.view(ml_dtypes.float8_e5m2))
+    assert_bits(out["out"], e5m2_to_bf16_table_entry(act))
+
+
+def test_example_nvfp4_weight_decode_stotrf():
+    codes = np.random.default_rng(13).integers(0, 16, (256, 512), dtype=np.uint8)
+    out = fetchc.run(example("nvfp4_weight_decode_stotrf.mlir"), codes=pack(codes))
+    assert list(out) == ["w8"]  # the returned TRF is not a tensor; w8 is committed
+    want = e2m1(codes).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)  # every e2m1 value is exact in e4m3
+    assert_bits(out["w8"], want)
+
+
+def test_example_tiling_read_both_kernels():
+    m = np.random.default_rng(14).integers(0, 1 << 16, (1024, 1024), dtype=np.uint16)
+    text = example("tiling_read.mlir")
+    tile = m[256:320, 384:512]
+    out = fetchc.run(text, entry="tile_map", m=m)
+    assert_bits(out["out"], tile)
+    out = fetchc.run(text, entry="@tile_strided", tile=tile.view(ml_dtypes.bfloat16))
+    assert_bits(out["out"], tile)
+
+
+def test_example_transpose_nchw_to_whcn():
+    x = np.random.default_rng(15).integers(0, 1 << 16, (4, 3, 8, 8), dtype=np.uint16)
+    out = fetchc.run(example("transpose_nchw_to_whcn.mlir"), x=x)
+    assert_bits(out["y"], x.transpose(3, 2, 1, 0))  # y[w, h, c, n] = x[n, c, h, w]
+
+
+def test_example_int8_zero_point_contract_is_a_located_error():
+    w = np.zeros((128, 256), np.int8)
+    x = np.zeros((64, 256), np.int8)
+    with pytest.raises(DiagnosticError) as e:
+        fetchc.run(example("int8_zero_point_contract.mlir"), w=w, x=x)
+    msg = str(e.value)
+    assert "'rngd.commit' op commits a value that depends on 'rngd.contract_outer'" in msg
+    assert "tensor 'acc'" in msg and "fetchc sim" in msg and "'gemm_i8/0', 'gemm_i8/1'" in msg
+    (diag,) = e.value.diagnostics
+    assert diag.loc is not None and diag.loc[1] == 49  # the commit's line
+    assert diag.notes[0].loc is not None and diag.notes[0].loc[1] == 47  # the contract_outer's line
+
+
+def test_every_example_is_covered():
+    tested = {"nvfp4_dequant_f32", "mxfp4_dequant_f32", "f8e5m2_to_bf16_activations", "nvfp4_weight_decode_stotrf",
+              "tiling_read", "transpose_nchw_to_whcn", "int8_zero_point_contract"}  # fmt: skip
+    assert {p.stem for p in EXAMPLES.glob("*.mlir")} == tested
+
+
+# --------------------------------------------------------------------------
+# What run does with each rngd op, commits read back, constants
+# --------------------------------------------------------------------------
+
+COMMIT_THEN_READ = """
+func.func @k(%codes: memref<8x64xf4E2M1FN>, %mid: memref<8x64xf8E4M3FN>, %out: memref<8x64xf32>) {
+  %c = fetch.fetch %codes {map = affine_map<(r, p, e) -> (r, p * 32 + e)>}
+      : memref<8x64xf4E2M1FN> -> !fetch.stream<main, [8, 2], [32], f4E2M1FN>
+  %d = fetch.table_lookup %c : !fetch.stream<main, [8, 2], [32], f4E2M1FN> -> !fetch.stream<main, [8, 2], [32], f8E4M3FN>
+  rngd.commit %d, %mid : !fetch.stream<main, [8, 2], [32], f8E4M3FN>, memref<8x64xf8E4M3FN>
+  %m = fetch.fetch %mid {map = affine_map<(r, p, e) -> (r, p * 8 + e)>}
+      : memref<8x64xf8E4M3FN> -> !fetch.stream<main, [8, 8], [8], f8E4M3FN>
+  %f = fetch.cast %m : !fetch.stream<main, [8, 8], [8], f8E4M3FN> -> !fetch.stream<main, [8, 8], [8], f32>
+  %t = rngd.transpose %f : !fetch.stream<main, [8, 8], [8], f32> -> !fetch.stream<main, [64], [8], f32>
+  rngd.commit %t, %out : !fetch.stream<main, [64], [8], f32>, memref<8x64xf32>
+  func.return
+}
+"""
+
+
+def test_commit_is_written_to_dm_for_a_later_program_and_transpose_is_a_reshape():
+    codes = np.random.default_rng(20).integers(0, 16, (8, 64), dtype=np.uint8)
+    out = fetchc.run(COMMIT_THEN_READ, codes=codes)
+    assert sorted(out) == ["mid", "out"]
+    want8 = e2m1(codes).astype(ml_dtypes.float8_e4m3fn)
+    assert_bits(out["mid"], want8.view(np.uint8))
+    assert_bits(out["out"], want8.astype(np.float32))  # exact widening; transpose = row-major reshape
+
+
+def test_mid_is_an_output_not_an_input():
+    with pytest.raises(InputError, match=r"'mid' is written by @k before any program reads it"):
+        fetchc.run(COMMIT_THEN_READ, codes=np.zeros((8, 64), np.uint8), mid=np.zeros((8, 64), np.uint8))
+
+
+CONSTANT_SCALE = """
+func.func @k(%w: memref<4x32xf4E2M1FN>, %s: memref<4x2xf8E4M3FN>, %out: memref<4x32xf32>) {
+  %g = arith.constant 0.1 : f32
+  %c = fetch.fetch %w {map = affine_map<(o, e) -> (o, e)>}
+      : memref<4x32xf4E2M1FN> -> !fetch.stream<main, [4], [32], f4E2M1FN>
+  %d = fetch.dequant %c, %s, %g {format = "nvfp4"}
+      : !fetch.stream<main, [4], [32], f4E2M1FN>, memref<4x2xf8E4M3FN>, f32 -> !fetch.stream<main, [4], [32], f32>
+  %x = rngd.switch %d : !fetch.stream<main, [4], [32], f32> -> !fetch.stream<main, [4], [32], f32>
+  %y = rngd.collect %x : !fetch.stream<main, [4], [32], f32> -> !fetch.stream<main, [4], [32], f32>
+  rngd.commit %y, %out : !fetch.stream<main, [4], [32], f32>, memref<4x32xf32>
+  func.return
+}
+"""
+
+
+def test_arith_constant_tensor_scale_and_pass_through_ops():
+    rng = np.random.default_rng(21)
+    codes = rng.integers(0, 16, (4, 32), dtype=np.uint8)
+    s = rng.integers(0, 0x7F, (4, 2), dtype=np.uint8)
+    out = fetchc.run(CONSTANT_SCALE, w=codes, s=s)
+    assert_bits(out["out"], nvfp4_ref(codes, s, float(np.float32(0.1))))
+
+
+def test_module_is_not_modified():
+    from fetchc.frontend.context import make_context
+    from fetchc.frontend.parsing import parse_module
+
+    module = parse_module(make_context(), CONSTANT_SCALE, "k.mlir")
+    before = str(module)
+    fetchc.run(module, w=np.zeros((4, 32), np.uint8), s=np.zeros((4, 2), np.uint8))
+    assert str(module) == before
+
+
+def test_large_nvfp4_runs_on_threads_and_single_thread_alike():
+    rng = np.random.default_rng(22)
+    codes = rng.integers(0, 16, (512, 1024), dtype=np.uint8)
+    s = special_e4m3(rng, (512, 64))
+    a = run_kernel(nvfp4_kernel(512, 1024), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=1)
+    b = run_kernel(nvfp4_kernel(512, 1024), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=3)
+    want = nvfp4_ref(codes, s, 1e-37)
+    assert_bits(a["out"], want)
+    assert_bits(b["out"], want)
+
+
+# --------------------------------------------------------------------------
+# Bad input
+# --------------------------------------------------------------------------
+
+GOOD = {"w": np.zeros((4, 64), np.uint8), "s": np.zeros((4, 4), np.uint8), "g": 1.0}
+
+
+@pytest.mark.parametrize(
+    "change, expect",
+    [
+        ({"w": None}, r"missing: 'w' \(memref<4x128xf4E2M1FN>\)"),
+        ({"extra": np.zeros(3)}, r"unknown: 'extra'; the kernel's inputs are w, s, g"),
+        ({"out": np.zeros((4, 128), np.float32)}, r"'out' is written by @dq before any program reads it"),
+        ({"w": np.zeros((4, 63), np.uint8)}, r"tensor 'w' \(memref<4x128xf4E2M1FN>\): expected shape \(4, 128\)"),
+        ({"s": np.zeros((4, 8), np.float32)}, r"tensor 's' \(memref<4x8xf8E4M3FN>\).*got an array of shape \(4, 8\) and dtype float32"),
+        ({"s": np.zeros((4, 8), np.float64)}, r"dtype float64"),
+        ({"g": "half"}, r"scalar 'g' \(f32\) must be a number, got 'half'"),
+        ({"g": np.zeros(2, np.float32)}, r"scalar 'g' \(f32\) needs one number"),
+        ({"w": np.full((4, 128), 16, np.uint8)}, r"4-bit codes must lie in \[0, 15\]"),
+    ],
+)  # fmt: skip
+def test_bad_inputs(change, expect):
+    values = {"w": np.zeros((4, 64), np.uint8), "s": np.zeros((4, 8), np.uint8), "g": 1.0}
+    for k, v in change.items():
+        if v is None:
+            values.pop(k)
+        else:
+            values[k] = v
+    with pytest.raises(InputError, match=expect):
+        fetchc.run(nvfp4_kernel(4, 128), **values)
+
+
+def test_entry_errors():
+    text = example("tiling_read.mlir")
+    with pytest.raises(RunError, match=r"the input holds 2 kernels \(@tile_strided, @tile_map\): choose one"):
+        fetchc.run(text, m=np.zeros((1024, 1024), np.uint16))
+    with pytest.raises(RunError, match=r"no kernel named @nope; the input's kernels are: @tile_strided, @tile_map"):
+        fetchc.run(text, entry="nope")
+    helper = text + "\nfunc.func @helper() {\n  func.return\n}\n"
+    with pytest.raises(RunError, match=r"@helper has no fetch.fetch, so it is not a kernel"):
+        fetchc.run(helper, entry="helper")
+    with pytest.raises(RunError, match="no kernel"):
+        fetchc.run("func.func @f() {\n  func.return\n}\n")
+
+
+def test_compile_errors_are_diagnostics():
+    bad = nvfp4_kernel(4, 128).replace('"nvfp4"', '"nvfp5"')
+    with pytest.raises(DiagnosticError):
+        fetchc.run(bad, **GOOD)
+
+
+def test_not_text_or_module():
+    with pytest.raises(TypeError, match="MLIR text"):
+        fetchc.run(b"bytes")
+
+
+# --------------------------------------------------------------------------
+# fetchc run on the command line
+# --------------------------------------------------------------------------
+
+
+def _cli(argv, capsys):
+    rc = main(list(argv))
+    cap = capsys.readouterr()
+    return rc, cap.err
+
+
+def test_cli_run_writes_the_npz(tmp_path, capsys):
+    rng = np.random.default_rng(30)
+    codes = rng.integers(0, 16, (4, 128), dtype=np.uint8)
+    s = special_e4m3(rng, (4, 8))
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128))
+    np.save(tmp_path / "w.npy", pack(codes))
+    np.save(tmp_path / "s.npy", s.view(ml_dtypes.float8_e4m3fn))  # saved as |V1
+    out = tmp_path / "out.npz"
+    rc, err = _cli(["run", str(k), "--arg", f"w={tmp_path / 'w.npy'}", "--arg", f"s={tmp_path / 's.npy'}",
+                    "--arg", "g=0x1.8p-3", "-o", str(out)], capsys)  # fmt: skip
+    assert (rc, err) == (0, "")
+    with np.load(out) as z:
+        assert z.files == ["out"]
+        assert_bits(z["out"], nvfp4_ref(codes, s, 0.1875))
+
+
+@pytest.mark.parametrize(
+    "args, expect",
+    [
+        (["--arg", "w=W", "--arg", "s=S"], "missing: 'g' (f32 scalar)"),
+        (["--arg", "w=W", "--arg", "s=S", "--arg", "g=1", "--arg", "h=2"], "unknown: 'h'"),
+        (["--arg", "w=W", "--arg", "w=W", "--arg", "s=S", "--arg", "g=1"], "'w' is given twice"),
+        (["--arg", "w=S", "--arg", "s=S", "--arg", "g=1"], "tensor 'w' (memref<4x128xf4E2M1FN>): expected shape"),
+        (["--arg", "w=BAD", "--arg", "s=S", "--arg", "g=1"], "is not an .npy file"),
+        (["--arg", "w=MISSING", "--arg", "s=S", "--arg", "g=1"], "does not exist"),
+        (["--arg", "w=W", "--arg", "s=S", "--arg", "g=one"], "scalar 'g' (f32) must be a number, got 'one'"),
+        (["--arg", "w=W", "--arg", "s=S", "--arg", "g=1", "--entry", "zz"], "no kernel named @zz"),
+        (["--arg", "w", "--arg", "s=S", "--arg", "g=1"], "expected NAME=FILE.npy or NAME=VALUE"),
+    ],
+)
+def test_cli_run_bad_inputs_exit_1_and_write_nothing(tmp_path, capsys, args, expect):
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128))
+    files = {"W": tmp_path / "w.npy", "S": tmp_path / "s.npy", "BAD": tmp_path / "bad.npy",
+             "MISSING": tmp_path / "missing.npy"}  # fmt: skip
+    np.save(files["W"], np.zeros((4, 64), np.uint8))
+    np.save(files["S"], np.zeros((4, 8), np.uint8))
+    files["BAD"].write_bytes(b"not numpy")
+    args = [a.replace("=W", f"={files['W']}").replace("=S", f"={files['S']}").replace("=BAD", f"={files['BAD']}")
+            .replace("=MISSING", f"={files['MISSING']}") for a in args]  # fmt: skip
+    out = tmp_path / "out.npz"
+    before = sorted(os.listdir(tmp_path))
+    rc, err = _cli(["run", str(k), *args, "-o", str(out)], capsys)
+    assert rc == 1
+    assert expect in err and "Traceback" not in err, err
+    assert sorted(os.listdir(tmp_path)) == before  # no output, no temporary file
+
+
+def test_cli_run_compile_error_and_contract_outer_are_located(tmp_path, capsys):
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128).replace('"nvfp4"', '"nvfp5"'))
+    rc, err = _cli(["run", str(k), "-o", str(tmp_path / "o.npz")], capsys)
+    assert rc == 1 and f"{k}:" in err and "error:" in err
+    np.save(tmp_path / "w.npy", np.zeros((128, 256), np.int8))
+    np.save(tmp_path / "x.npy", np.zeros((64, 256), np.int8))
+    rc, err = _cli(["run", str(EXAMPLES / "int8_zero_point_contract.mlir"), "--arg", f"w={tmp_path / 'w.npy'}",
+                    "--arg", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz")], capsys)  # fmt: skip
+    assert rc == 1
+    assert "int8_zero_point_contract.mlir:49:3: error: 'rngd.commit' op commits a value that depends on" in err
+    assert "int8_zero_point_contract.mlir:47:8: note: 'rngd.contract_outer' is here" in err
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_cli_run_usage(capsys, tmp_path):
+    rc, err = _cli(["run", "k.mlir"], capsys)  # no -o
+    assert rc == 2 and "fetchc run" in err
+    assert main(["run", "--help"]) == 0
+
+
+def test_cli_run_progress_line_on_a_terminal(tmp_path):
+    """A large program shows the simulator's progress line when stderr is a
+    terminal (here a pty)."""
+    pty = pytest.importorskip("pty")
+    rng = np.random.default_rng(31)
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4096, 4096))  # 16 Mi elements: long enough for the progress line
+    np.save(tmp_path / "w.npy", rng.integers(0, 256, (4096, 2048), dtype=np.uint8))
+    np.save(tmp_path / "s.npy", rng.integers(0, 0x7E, (4096, 256), dtype=np.uint8))
+    master, slave = pty.openpty()
+    cmd = [sys.executable, "-m", "fetchc.cli", "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
+           "--arg", f"s={tmp_path / 's.npy'}", "--arg", "g=1", "-o", str(tmp_path / "o.npz")]  # fmt: skip
+    proc = subprocess.run(cmd, stderr=slave, stdout=subprocess.DEVNULL, timeout=300)
+    os.close(slave)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"fetchc run: dq/0: 100%" in text
+
+
+# --------------------------------------------------------------------------
+# fetchc sim --arg and the stream shape
+# --------------------------------------------------------------------------
+
+
+def test_sim_arg_and_reshape(tmp_path, capsys):
+    rng = np.random.default_rng(40)
+    codes = rng.integers(0, 16, (4, 128), dtype=np.uint8)
+    s = rng.integers(0, 256, (4, 8), dtype=np.uint8)
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128))
+    binp = tmp_path / "k.bin"
+    assert main([str(k), "-o", str(binp)]) == 0
+    np.save(tmp_path / "w.npy", pack(codes))
+    np.save(tmp_path / "s.npy", s)
+    out = tmp_path / "o.npz"
+    rc, err = _cli(["sim", str(binp), "--arg", f"w={tmp_path / 'w.npy'}", "--arg", f"s={tmp_path / 's.npy'}",
+                    "-o", str(out)], capsys)  # fmt: skip
+    assert (rc, err) == (0, "")
+    with np.load(out) as z:
+        assert z.files == ["dq/0", "dq/1"]
+        assert z["dq/0"].shape == (4, 4, 32)  # time [4, 4], packet [32]
+        assert_bits(z["dq/0"], e2m1(codes).reshape(4, 4, 32))  # lookup + cast: E2M1 exactly, in f32
+        assert z["dq/1"].shape == (4, 4, 2)  # the block scales: time [4, 4], packet [2]
+        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 4, 2))
+    one = tmp_path / "one.npy"
+    rc, err = _cli(["sim", str(binp), "--arg", f"s={tmp_path / 's.npy'}", "--program", "dq/1", "-o", str(one)], capsys)
+    assert (rc, err) == (0, "")  # only the tensors the chosen program reads are needed
+    assert_bits(np.load(one), e4m3_to_f32(s).reshape(4, 4, 2))
+    # --dm gives the same shapes: the image laid out by hand (codes at 0, scales at the next 64 bytes)
+    image = np.zeros(256 + 32, np.uint8)
+    image[:256] = pack(codes).reshape(-1)
+    image[256:288] = s.reshape(-1)
+    (tmp_path / "dm.bin").write_bytes(image.tobytes())
+    rc, err = _cli(["sim", str(binp), "--dm", str(tmp_path / "dm.bin"), "-o", str(out)], capsys)
+    assert (rc, err) == (0, "")
+    with np.load(out) as z:
+        assert z["dq/0"].shape == (4, 4, 32) and z["dq/1"].shape == (4, 4, 2)
+        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 4, 2))
+
+
+@pytest.mark.parametrize(
+    "args, expect, rc",
+    [
+        ([], "one of --dm IMAGE or --arg NAME=FILE.npy is required", 2),
+        (["--dm", "DM", "--arg", "w=W"], "not both", 2),
+        (["--arg", "w=W"], "missing: 's' (memref<4x8xf8E4M3FN>)", 1),
+        (["--arg", "w=W", "--arg", "s=W"], "tensor 's' (memref<4x8xf8E4M3FN>): expected shape (4, 8)", 1),
+        (["--arg", "w=W", "--arg", "s=S", "--arg", "q=S"], "unknown: 'q'", 1),
+        (["--arg", "w=W", "--arg", "s=S", "--arg", "g=x"], "scalar 'g' (f32) must be a number", 1),
+        (["--arg", "s=S", "--program", "nope"], "no program named 'nope'", 1),
+    ],
+)
+def test_sim_arg_errors(tmp_path, capsys, args, expect, rc):
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128))
+    binp = tmp_path / "k.bin"
+    assert main([str(k), "-o", str(binp)]) == 0
+    np.save(tmp_path / "w.npy", np.zeros((4, 64), np.uint8))
+    np.save(tmp_path / "s.npy", np.zeros((4, 8), np.uint8))
+    (tmp_path / "dm.bin").write_bytes(bytes(512))
+    subst = {"W": tmp_path / "w.npy", "S": tmp_path / "s.npy", "DM": tmp_path / "dm.bin"}
+    args = [a if a not in subst else str(subst[a]) for a in args]
+    args = [a.replace("=W", f"={subst['W']}").replace("=S", f"={subst['S']}") for a in args]
+    before = sorted(os.listdir(tmp_path))
+    got_rc, err = _cli(["sim", str(binp), *args, "-o", str(tmp_path / "o.npz")], capsys)
+    assert got_rc == rc and expect in err and "Traceback" not in err, err
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_sim_arg_needs_a_manifest(tmp_path, capsys):
+    from fetchc.seqbin import SeqBin, read, write
+
+    k = tmp_path / "k.mlir"
+    k.write_text(nvfp4_kernel(4, 128))
+    binp = tmp_path / "k.bin"
+    assert main([str(k), "-o", str(binp)]) == 0
+    sb = read(binp.read_bytes())
+    (tmp_path / "old.bin").write_bytes(write(SeqBin(sb.tables, sb.programs)))  # version 1.0, no MANIFEST
+    np.save(tmp_path / "s.npy", np.zeros((4, 8), np.uint8))
+    rc, err = _cli(["sim", str(tmp_path / "old.bin"), "--arg", f"s={tmp_path / 's.npy'}", "-o",
+                    str(tmp_path / "o.npz")], capsys)  # fmt: skip
+    assert rc == 1 and "has no MANIFEST" in err and "use --dm" in err
+    (tmp_path / "dm.bin").write_bytes(bytes(512))
+    rc, err = _cli(["sim", str(tmp_path / "old.bin"), "--dm", str(tmp_path / "dm.bin"), "-o",
+                    str(tmp_path / "o.npz")], capsys)  # fmt: skip
+    assert rc == 0
+    with np.load(tmp_path / "o.npz") as z:
+        assert z["dq/0"].shape == (16, 32)  # no MANIFEST: (packets, packet_size)
+
+
+def test_sim_images_scratch_tensors_start_as_zeros_and_are_never_given():
+    import dataclasses
+
+    from fetchc.golden.run import sim_images
+    from fetchc.seqbin import Tensor
+
+    result = fetchc.compile(nvfp4_kernel(4, 128))
+    sb = result.seqbin
+    assert sb.manifest is not None
+    (kernel,) = sb.manifest.kernels
+    scratch = Tensor(None, "tmp", kernel.tensors[0].dtype, (4, 128), (128, 1), 0, 4096, 256, False, False, True)
+    kernel = dataclasses.replace(kernel, tensors=kernel.tensors + (scratch,))
+    sb = dataclasses.replace(sb, manifest=dataclasses.replace(sb.manifest, kernels=(kernel,)))
+    w = np.full((4, 64), 0x21, np.uint8)
+    s = np.full((4, 8), 0x38, np.uint8)
+    ((_, image),) = sim_images(sb, {"w": w, "s": s})
+    assert image.size == 4096 + 256 and not image[4096:].any()
+    assert (image[:256] == 0x21).all()
+    with pytest.raises(InputError, match="'tmp' is a scratch buffer fetchc created"):
+        sim_images(sb, {"w": w, "s": s, "tmp": np.zeros((4, 128), np.uint8)})
+
+
+def test_write_npz_names_are_data(tmp_path):
+    from fetchc.golden.run import write_npz
+
+    arrays = {"file": np.arange(3), "allow_pickle": np.ones(2, np.float32), "a/b": np.zeros((2, 2), np.uint16)}
+    write_npz(str(tmp_path / "x.npz"), arrays)
+    with np.load(tmp_path / "x.npz") as z:
+        assert z.files == list(arrays)
+        for k, v in arrays.items():
+            assert np.array_equal(z[k], v) and z[k].dtype == v.dtype
+
+
+def test_reference_self_check():
+    """The reference's own rules on hand-picked cases (hardware.md §2.2a)."""
+    one = np.float32(1.0)
+    assert rngd_mul(np.float32(2.0**-130), one).view(np.uint32) == 0  # subnormal operand reads as zero
+    assert rngd_mul(np.float32(-(2.0**-63)), np.float32(2.0**-64)).view(np.uint32) == 0x80000000  # product flushed
+    assert rngd_mul(np.float32(2.0**-63), np.float32(2.0**-63)).view(np.uint32) == 0x00800000  # 2^-126 stays
+    assert rngd_mul(np.float32(np.inf), np.float32(0.0)).view(np.uint32) == 0x7FC00000
+    assert rngd_mul(np.float32(3e38), np.float32(2.0)) == np.inf
+    assert e8m0_to_f32(np.array([0], np.uint8)).view(np.uint32)[0] == 0x00400000  # 2^-127, subnormal
+    assert math.isnan(e4m3_to_f32(np.array([0xFF], np.uint8))[0])
+
+
+def test_simulate_program_into_a_given_array():
+    from fetchc.golden.sim import SimError, simulate_program
+    from fetchc.seqbin import read
+
+    codes = np.random.default_rng(50).integers(0, 16, (4, 128), dtype=np.uint8)
+    sb = read(fetchc.compile(nvfp4_kernel(4, 128)).seq_bin)
+    image = np.zeros(512, np.uint8)
+    image[:256] = pack(codes).reshape(-1)
+    buf = np.full(512, np.nan, np.float32)
+    got = simulate_program(sb.programs[0], sb.tables, image, out=buf)
+    assert np.shares_memory(got, buf) and got.shape == (16, 32)
+    assert_bits(buf.reshape(4, 128), e2m1(codes))
+    for bad in (np.zeros(511, np.float32), np.zeros(512, np.float64), np.zeros((512, 2), np.float32)[:, 0]):
+        with pytest.raises(SimError, match="out= must be"):
+            simulate_program(sb.programs[0], sb.tables, image, out=bad)
+
+
+ROUTED = """
+func.func @k(%w: memref<8x64xf4E2M1FN>, %o: memref<8x64xf32>) {
+  %s = fetch.fetch %w {map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<8x64xf4E2M1FN> -> !fetch.stream<sub, [8, 2], [32], f4E2M1FN>
+  %d = fetch.convert %s : !fetch.stream<sub, [8, 2], [32], f4E2M1FN> -> !fetch.stream<sub, [8, 2], [32], f32>
+  rngd.commit %d, %o : !fetch.stream<sub, [8, 2], [32], f32>, memref<8x64xf32>
+  func.return
+}
+"""
+
+
+def test_scratch_buffer_of_a_routed_kernel():
+    """fetch-route-sub-decode decodes through a compiler-owned scratch
+    buffer (main decode, commit, sub fetch): it starts as zeros, is written
+    into DM by the commit so the later program reads it, is not returned and
+    is never an input."""
+    codes = np.random.default_rng(60).integers(0, 16, (8, 64), dtype=np.uint8)
+    sb = fetchc.compile(ROUTED).seqbin
+    assert sb.manifest is not None and [t.name for t in sb.manifest.kernels[0].tensors if t.scratch] == ["scratch0"]
+    out = fetchc.run(ROUTED, w=pack(codes))
+    assert list(out) == ["o"]
+    assert_bits(out["o"], e2m1(codes))  # e2m1 -> f8E4M3FN -> f32: exact
+    with pytest.raises(InputError, match="'scratch0' is a scratch buffer fetchc created"):
+        fetchc.run(ROUTED, w=pack(codes), scratch0=np.zeros((8, 64), np.uint8))

@@ -208,62 +208,90 @@ def _set_prop(op: Operation, name: str, value: Attribute) -> None:
         op.properties[name] = value
 
 
-def place_function(
-    func: FuncOp, dm_size: int = DEFAULT_DM_SIZE, listener: PatternRewriterListener | None = None
-) -> dict[int, int] | None:
-    """Place the tensors of ``func`` if it is a kernel (ir.md §2a) and write
-    the addresses into the IR: ``rngd.dm_base`` on every memref argument,
-    ``base`` on every ``fetch.fetch``, ``scale_base`` on every
-    ``fetch.dequant``.  Returns ``{argument index: base in bytes}``, or
-    ``None`` (IR untouched) when ``func`` has no ``fetch.fetch``.  One walk
-    over the function body.  Raises :class:`PassError` as the module
-    docstring lists.  ``listener`` is told of every op whose properties
-    change (and of ``func``)."""
-    if not func.body.blocks:
-        return None
-    entry: Block = func.body.blocks.first  # type: ignore[assignment]
-    args = list(entry.args)
+@dataclass
+class _Walk:
+    """What one walk over a function body finds: the uses of its memref
+    arguments (argument index, use) in op order, the first use of a foreign
+    memref, its ``rngd.scratch`` ops (program order) with their uses, and
+    whether it has a ``fetch.fetch``."""
 
-    tensors: dict[int, _Tensor] = {}
-    pending: list[_Use] = []  # uses by memref argument index, in op order
-    pending_args: list[int] = []
+    arg_uses: list[tuple[int, _Use]] = field(default_factory=list)
     foreign: tuple[Operation, SSAValue, str] | None = None
-    scratches: dict[ScratchOp, list[_Use]] = {}
-    has_fetch = False
+    scratches: dict[ScratchOp, list[_Use]] = field(default_factory=dict)
+    has_fetch: bool = False
+
+
+def _collect_uses(func: FuncOp, entry: Block) -> _Walk:
+    """Walk ``func`` once, sorting every memref use (:func:`_memref_use`) by
+    the memref it names: an argument of ``entry``, a ``rngd.scratch`` of
+    ``entry``, or anything else (foreign: only the first is kept)."""
+    found = _Walk()
     for op in walk(func):
         if isinstance(op, ScratchOp) and op.parent_block() is entry:
-            scratches[op] = []
+            found.scratches[op] = []
             continue
         use = _memref_use(op)
         if use is None:
             continue
         value, prop, verb = use
-        has_fetch = has_fetch or isinstance(op, FetchOp)
+        found.has_fetch = found.has_fetch or isinstance(op, FetchOp)
         addr = None
         if prop is not None:
             attr = op.properties.get(prop)
             addr = attr.value.data if isinstance(attr, IntegerAttr) else None
         if isinstance(value, BlockArgument) and value.block is entry:
-            pending.append(_Use(op, prop, addr))
-            pending_args.append(value.index)
-        elif isinstance(value, OpResult) and value.op in scratches:
-            scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]
-        elif foreign is None:
-            foreign = (op, value, verb)
-    if not has_fetch:
-        return None
-    if foreign is not None:
-        op, value, verb = foreign
-        what, origin = _origin(value)
-        raise PassError(
-            op,
-            f"{verb} a memref that is not an argument of @{func.sym_name.data} (it is {what}); only "
-            "function arguments are placed in DM: pass it in as a function argument",
-            [(origin, "the memref is defined here")] if origin is not None and origin is not func else [],
-        )
+            found.arg_uses.append((value.index, _Use(op, prop, addr)))
+        elif isinstance(value, OpResult) and value.op in found.scratches:
+            found.scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]
+        elif found.foreign is None:
+            found.foreign = (op, value, verb)
+    return found
 
-    # The tensors, with their byte spans and explicit placements.
-    old_attrs = list(func.arg_attrs.data) if func.arg_attrs is not None else []
+
+def _reject_foreign(func: FuncOp, foreign: tuple[Operation, SSAValue, str] | None) -> None:
+    """A PassError at the first op whose memref is neither an argument of
+    ``func`` nor one of its scratch buffers (with a note where the memref is
+    defined), if there is one."""
+    if foreign is None:
+        return
+    op, value, verb = foreign
+    what, origin = _origin(value)
+    raise PassError(
+        op,
+        f"{verb} a memref that is not an argument of @{func.sym_name.data} (it is {what}); only "
+        "function arguments are placed in DM: pass it in as a function argument",
+        [(origin, "the memref is defined here")] if origin is not None and origin is not func else [],
+    )
+
+
+def _explicit_base(func: FuncOp, arg: BlockArgument, explicit: Attribute) -> int:
+    """The DM byte address an ``rngd.dm_base`` argument attribute gives:
+    a non-negative integer multiple of ``BASE_ALIGN`` (hardware.md §3), else
+    a PassError at ``func``."""
+    if not isinstance(explicit, IntegerAttr):
+        raise PassError(
+            func,
+            f"{DM_BASE_ATTR} of {_spelled(arg)} must be an integer DM byte address "
+            f"(e.g. {{{DM_BASE_ATTR} = 4096 : i64}}), not {explicit}",
+        )
+    b = explicit.value.data
+    if b < 0 or b % target.BASE_ALIGN:
+        raise PassError(
+            func,
+            f"{DM_BASE_ATTR} = {b} of {_spelled(arg)} is not a DM byte address that is a multiple of "
+            f"{target.BASE_ALIGN} (a fetch's base is {target.BASE_ALIGN}-byte aligned, hardware.md §3)",
+        )
+    return b
+
+
+def _arg_tensors(
+    func: FuncOp, args: list[BlockArgument], old_attrs: list[DictionaryAttr], arg_uses: list[tuple[int, _Use]]
+) -> dict[int, _Tensor]:
+    """The tensors of ``func`` by argument index: every memref argument with
+    its byte span, its explicit base (``rngd.dm_base``, if any) and its uses.
+    Raises PassError at ``func`` for an ``rngd.dm_base`` on a non-memref
+    argument, a bad ``rngd.dm_base`` or a memref with no DM layout."""
+    tensors: dict[int, _Tensor] = {}
     for i, arg in enumerate(args):
         attrs = old_attrs[i].data if i < len(old_attrs) else {}
         explicit = attrs.get(DM_BASE_ATTR)
@@ -281,56 +309,65 @@ def place_function(
             raise PassError(func, f"cannot place {_spelled(arg)} ({arg.type}) in DM: {e}") from None
         t = _Tensor(arg, lo, end)
         if explicit is not None:
-            if not isinstance(explicit, IntegerAttr):
-                raise PassError(
-                    func,
-                    f"{DM_BASE_ATTR} of {_spelled(arg)} must be an integer DM byte address "
-                    f"(e.g. {{{DM_BASE_ATTR} = 4096 : i64}}), not {explicit}",
-                )
-            b = explicit.value.data
-            if b < 0 or b % target.BASE_ALIGN:
-                raise PassError(
-                    func,
-                    f"{DM_BASE_ATTR} = {b} of {_spelled(arg)} is not a DM byte address that is a multiple of "
-                    f"{target.BASE_ALIGN} (a fetch's base is {target.BASE_ALIGN}-byte aligned, hardware.md §3)",
-                )
-            t.base = b
+            t.base = _explicit_base(func, arg, explicit)
         tensors[i] = t
-    for i, use in zip(pending_args, pending):
+    for i, use in arg_uses:
         tensors[i].uses.append(use)
+    return tensors
 
-    # Explicit placements agree with every address an op names; otherwise the
-    # ops' addresses agree with each other (the first one wins).
+
+def _check_explicit(func: FuncOp, t: _Tensor, dm_size: int) -> None:
+    """An explicitly placed ``t`` agrees with every address its ops name
+    (else a PassError at the op, with a note at ``func``) and fits DM."""
+    assert t.base is not None
+    for u in t.uses:
+        if u.addr is not None and u.addr != t.base:
+            raise PassError(
+                u.op,
+                f"{_prop_text(u)} disagrees with {_spelled(t.arg)}'s {DM_BASE_ATTR} = {t.base} "
+                f"({_hex(t.base)}): a tensor has one DM address; drop the {u.prop} or make them agree",
+                [(func, f"{_spelled(t.arg)} is placed at {_hex(t.base)} by its {DM_BASE_ATTR} attribute")],
+            )
+    _check_fit(t, dm_size, func, f" (its {DM_BASE_ATTR})")
+
+
+def _infer_base(t: _Tensor, dm_size: int) -> None:
+    """Give ``t`` (not explicitly placed) the first address its ops name,
+    if any (setting ``t.base`` and ``t.source``); every later address must
+    agree (else a PassError at the later op, with a note at the first) and
+    the tensor must fit DM."""
+    for u in t.uses:
+        if u.addr is None:
+            continue
+        if t.source is None:
+            t.base, t.source = u.addr, u.op
+        elif u.addr != t.base:
+            first = next(f for f in t.uses if f.op is t.source)
+            raise PassError(
+                u.op,
+                f"{_prop_text(u)} disagrees with the first address given for {_spelled(t.arg)}, "
+                f"{_prop_text(first)} on '{first.op.name}': a tensor has one DM address; use the same "
+                f"address everywhere, or drop it and let fetch-place-dm place the tensor",
+                [(first.op, f"{_spelled(t.arg)} is first read at {_hex(t.base)} here")],
+            )
+    if t.source is not None:
+        _check_fit(t, dm_size, t.source, f" (the {_first_prop(t)} of this op)")
+
+
+def _check_addresses(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None:
+    """Explicit placements agree with every address an op names; otherwise
+    the ops' addresses agree with each other (the first one wins)."""
     for t in tensors.values():
         if t.base is not None:
-            for u in t.uses:
-                if u.addr is not None and u.addr != t.base:
-                    raise PassError(
-                        u.op,
-                        f"{_prop_text(u)} disagrees with {_spelled(t.arg)}'s {DM_BASE_ATTR} = {t.base} "
-                        f"({_hex(t.base)}): a tensor has one DM address; drop the {u.prop} or make them agree",
-                        [(func, f"{_spelled(t.arg)} is placed at {_hex(t.base)} by its {DM_BASE_ATTR} attribute")],
-                    )
-            _check_fit(t, dm_size, func, f" (its {DM_BASE_ATTR})")
-            continue
-        for u in t.uses:
-            if u.addr is None:
-                continue
-            if t.source is None:
-                t.base, t.source = u.addr, u.op
-            elif u.addr != t.base:
-                first = next(f for f in t.uses if f.op is t.source)
-                raise PassError(
-                    u.op,
-                    f"{_prop_text(u)} disagrees with the first address given for {_spelled(t.arg)}, "
-                    f"{_prop_text(first)} on '{first.op.name}': a tensor has one DM address; use the same "
-                    f"address everywhere, or drop it and let fetch-place-dm place the tensor",
-                    [(first.op, f"{_spelled(t.arg)} is first read at {_hex(t.base)} here")],
-                )
-        if t.source is not None:
-            _check_fit(t, dm_size, t.source, f" (the {_first_prop(t)} of this op)")
+            _check_explicit(func, t, dm_size)
+        else:
+            _infer_base(t, dm_size)
 
-    # Place the rest after the highest byte taken, in argument order.
+
+def _place_rest(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None:
+    """Place the tensors without an address after the highest byte taken,
+    in argument order (:func:`place_after`); a PassError at ``func`` for one
+    that does not fit ``dm_size``."""
     taken = [t.base + t.end for t in tensors.values() if t.base is not None and t.end > t.lo]
     free = max(taken, default=0)
     for t in tensors.values():
@@ -350,37 +387,75 @@ def place_function(
         if t.end > t.lo:
             free = t.base + t.end
 
-    # Write the placement into the IR.
+
+def _set_addresses(uses: list[_Use], base: int, listener: PatternRewriterListener | None) -> None:
+    """Set the address property of every op in ``uses`` that has one to
+    ``base``, telling ``listener`` of each op that changes."""
+    for u in uses:
+        if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(base, i64):
+            _set_prop(u.op, u.prop, IntegerAttr(base, i64))
+            if listener is not None:
+                listener.handle_operation_modification(u.op)
+
+
+def _write_back(
+    func: FuncOp,
+    old_attrs: list[DictionaryAttr],
+    tensors: dict[int, _Tensor],
+    scratches: dict[ScratchOp, list[_Use]],
+    scratch_bases: dict[ScratchOp, int],
+    listener: PatternRewriterListener | None,
+) -> None:
+    """Write the placement into the IR: ``rngd.dm_base`` on every memref
+    argument of ``func`` (whose other argument attributes are kept), the
+    address on every op that names one, ``dm_base`` on every scratch buffer;
+    ``listener`` is told of ``func`` and of every op that changes."""
     new_attrs = []
-    for i, arg in enumerate(args):
+    for i in range(len(func.body.blocks.first.args)):  # type: ignore[union-attr]
         attrs: dict[str, Attribute] = dict(old_attrs[i].data) if i < len(old_attrs) else {}
         if i in tensors:
-            attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)
+            attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)  # type: ignore[arg-type]
         new_attrs.append(DictionaryAttr(attrs))
-    # Scratch buffers after every argument, in program order; check them all
-    # before touching the IR.
-    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]
-    scratch_bases = place_scratch(func, scratches, free, dm_size)
-
     func.arg_attrs = ArrayAttr(new_attrs)
     if listener is not None:
         listener.handle_operation_modification(func)
     for t in tensors.values():
-        for u in t.uses:
-            if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(t.base, i64):
-                _set_prop(u.op, u.prop, IntegerAttr(t.base, i64))
-                if listener is not None:
-                    listener.handle_operation_modification(u.op)
+        _set_addresses(t.uses, t.base, listener)  # type: ignore[arg-type]
     for sop, base in scratch_bases.items():
         if sop.properties.get("dm_base") != IntegerAttr(base, i64):
             sop.properties["dm_base"] = IntegerAttr(base, i64)
             if listener is not None:
                 listener.handle_operation_modification(sop)
-        for u in scratches[sop]:
-            if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(base, i64):
-                _set_prop(u.op, u.prop, IntegerAttr(base, i64))
-                if listener is not None:
-                    listener.handle_operation_modification(u.op)
+        _set_addresses(scratches[sop], base, listener)
+
+
+def place_function(
+    func: FuncOp, dm_size: int = DEFAULT_DM_SIZE, listener: PatternRewriterListener | None = None
+) -> dict[int, int] | None:
+    """Place the tensors of ``func`` if it is a kernel (ir.md §2a) and write
+    the addresses into the IR: ``rngd.dm_base`` on every memref argument,
+    ``base`` on every ``fetch.fetch``, ``scale_base`` on every
+    ``fetch.dequant``.  Returns ``{argument index: base in bytes}``, or
+    ``None`` (IR untouched) when ``func`` has no ``fetch.fetch``.  One walk
+    over the function body.  Raises :class:`PassError` as the module
+    docstring lists, before changing the IR.  ``listener`` is told of every
+    op whose properties change (and of ``func``)."""
+    if not func.body.blocks:
+        return None
+    entry: Block = func.body.blocks.first  # type: ignore[assignment]
+    found = _collect_uses(func, entry)
+    if not found.has_fetch:
+        return None
+    _reject_foreign(func, found.foreign)
+    old_attrs = list(func.arg_attrs.data) if func.arg_attrs is not None else []
+    tensors = _arg_tensors(func, list(entry.args), old_attrs, found.arg_uses)
+    _check_addresses(func, tensors, dm_size)
+    _place_rest(func, tensors, dm_size)
+    # Scratch buffers after every argument, in program order; check them all
+    # before touching the IR.
+    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]
+    scratch_bases = place_scratch(func, found.scratches, free, dm_size)
+    _write_back(func, old_attrs, tensors, found.scratches, scratch_bases, listener)
     return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]
 
 

@@ -26,9 +26,11 @@ from fetchc import startup
 startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
 
 import argparse  # noqa: E402
+import functools
 import json
 import os
 import stat
+from collections.abc import Callable
 
 from fetchc import __version__
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_all
@@ -218,6 +220,49 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _write_arrays(path: str, arrays) -> int:
+    """Write ``-o path`` for ``sim`` and ``run``: one array as ``.npy`` data,
+    a ``{name: array}`` mapping as ``.npz`` data keyed by the names as they
+    are (:mod:`fetchc.outputs`).  Returns the exit status: 0, or 1 with
+    ``error: cannot write ...`` (nothing created or overwritten)."""
+    from fetchc.outputs import write_npy, write_npz, write_output
+
+    if isinstance(arrays, dict):
+        write = lambda f: write_npz(f, arrays)  # noqa: E731
+    else:
+        write = lambda f: write_npy(f, arrays)  # noqa: E731
+    try:
+        write_output(path, write)
+    except OSError as e:
+        return _error(f"cannot write '{path}': {e.strerror or e}")
+    except ValueError as e:  # names an .npz cannot hold, an object array
+        return _error(f"cannot write '{path}': {e}")
+    return 0
+
+
+def _reported(command: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
+    """A subcommand whose unexpected failures become ``error:`` lines and
+    exit 1 (never a traceback): an interrupt, an ``OSError`` (named by its
+    file), and any other exception as ``internal error: ...``; memory,
+    recursion and import failures go on to :func:`main`, which words them."""
+
+    @functools.wraps(command)
+    def reported(argv: list[str]) -> int:
+        try:
+            return command(argv)
+        except KeyboardInterrupt:
+            return _error("interrupted")
+        except OSError as e:
+            where = getattr(e, "filename", None)
+            return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+        except (MemoryError, ResourceExhausted, RecursionError, ImportError):
+            raise  # main() words these
+        except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+            return _error(f"internal error: {type(e).__name__}: {e}")
+
+    return reported
+
+
 def _sim_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="fetchc sim",
@@ -245,6 +290,7 @@ def _sim_parser() -> argparse.ArgumentParser:
     return p
 
 
+@_reported
 def main_sim(argv: list[str]) -> int:
     """``fetchc sim seq.bin (--dm image.bin | --arg NAME=FILE.npy ...)
     [--program NAME] -o out.npy`` (ir.md §5).  Each result is reshaped to
@@ -261,83 +307,61 @@ def main_sim(argv: list[str]) -> int:
     names, whatever they are (:func:`fetchc.outputs.write_npz`)."""
     parser = _sim_parser()
     try:
-        try:
-            args = parser.parse_args(argv)
-            if (args.dm is None) == (not args.arg):
-                raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
-                                  if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
-        except _UsageError as e:
-            sys.stderr.write(parser.format_usage())
-            sys.stderr.write(f"error: {e}\n")
-            return 2  # a usage error, like argparse and the other subcommands
-        except SystemExit as e:  # --help
-            return int(e.code or 0) if not isinstance(e.code, str) else 1
-        load_numpy()
-        import numpy as np
+        args = parser.parse_args(argv)
+        if (args.dm is None) == (not args.arg):
+            raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
+                              if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
+    except _UsageError as e:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write(f"error: {e}\n")
+        return 2  # a usage error, like argparse and the other subcommands
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    load_numpy()
+    import numpy as np
 
-        from fetchc.golden.inputs import InputError, parse_arg_specs
-        from fetchc.golden.run import RunError, simulate_with_args
-        from fetchc.golden.sim import SimError, check_memory, simulate
-        from fetchc.outputs import write_npy, write_npz, write_output
-        from fetchc.seqbin import SeqBinError, read
+    from fetchc.golden.inputs import InputError, parse_arg_specs
+    from fetchc.golden.run import RunError, simulate_with_args
+    from fetchc.golden.sim import SimError, check_memory, simulate
+    from fetchc.seqbin import SeqBinError, read
 
-        try:
-            with open(args.seqbin, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            return _error(f"{args.seqbin}: cannot read: {e.strerror or e}")
-        try:
-            sb = read(data)
-        except SeqBinError as e:
-            return _error(f"{args.seqbin}: {e}")
-        if args.arg:
-            try:
-                values = parse_arg_specs(args.arg)
-                results = simulate_with_args(sb, values, args.program)
-            except (InputError, RunError) as e:
-                return _error(f"{e}")
-            except SimError as e:
-                return _error(f"{args.seqbin}: {e}")
-        else:
-            try:
-                st = os.stat(args.dm)
-            except OSError as e:
-                return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
-            if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
-                try:  # the DM image and every output, before reading or allocating anything
-                    check_memory(sb, st.st_size, args.program)
-                except SimError as e:
-                    return _error(f"{args.seqbin}: {e}")
-            try:
-                dm = np.fromfile(args.dm, dtype=np.uint8)
-            except OSError as e:
-                return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
-            try:
-                results = simulate(sb, dm, args.program, shaped=True)
-            except SimError as e:
-                return _error(f"{args.seqbin}: {e}")
-            del dm
-        if args.program is not None:
-            arr = results[args.program]
-            write = lambda f: write_npy(f, arr)  # noqa: E731
-        else:
-            write = lambda f: write_npz(f, results)  # noqa: E731
-        try:
-            write_output(args.output, write)
-        except OSError as e:
-            return _error(f"cannot write '{args.output}': {e.strerror or e}")
-        except ValueError as e:  # program names an .npz cannot hold
-            return _error(f"cannot write '{args.output}': {e}")
-        return 0
-    except KeyboardInterrupt:
-        return _error("interrupted")
+    try:
+        with open(args.seqbin, "rb") as f:
+            data = f.read()
     except OSError as e:
-        where = getattr(e, "filename", None)
-        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
-    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
-        raise  # main() words these
-    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
-        return _error(f"internal error: {type(e).__name__}: {e}")
+        return _error(f"{args.seqbin}: cannot read: {e.strerror or e}")
+    try:
+        sb = read(data)
+    except SeqBinError as e:
+        return _error(f"{args.seqbin}: {e}")
+    if args.arg:
+        try:
+            values = parse_arg_specs(args.arg)
+            results = simulate_with_args(sb, values, args.program)
+        except (InputError, RunError) as e:
+            return _error(f"{e}")
+        except SimError as e:
+            return _error(f"{args.seqbin}: {e}")
+    else:
+        try:
+            st = os.stat(args.dm)
+        except OSError as e:
+            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
+            try:  # the DM image and every output, before reading or allocating anything
+                check_memory(sb, st.st_size, args.program)
+            except SimError as e:
+                return _error(f"{args.seqbin}: {e}")
+        try:
+            dm = np.fromfile(args.dm, dtype=np.uint8)
+        except OSError as e:
+            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        try:
+            results = simulate(sb, dm, args.program, shaped=True)
+        except SimError as e:
+            return _error(f"{args.seqbin}: {e}")
+        del dm
+    return _write_arrays(args.output, results[args.program] if args.program is not None else results)
 
 
 def _program_keys(sb) -> list[str]:
@@ -456,6 +480,7 @@ def _run_parser() -> argparse.ArgumentParser:
     return p
 
 
+@_reported
 def main_run(argv: list[str]) -> int:
     """``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ...
     -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  Returns the exit
@@ -466,60 +491,44 @@ def main_run(argv: list[str]) -> int:
     never a traceback.  On error no output file is created or overwritten."""
     parser = _run_parser()
     try:
-        try:
-            args = parser.parse_args(argv)
-        except _UsageError as e:
-            sys.stderr.write(parser.format_usage())
-            sys.stderr.write(f"error: {e}\n")
-            return 2
-        except SystemExit as e:  # --help
-            return int(e.code or 0) if not isinstance(e.code, str) else 1
-        load_numpy()
-        from fetchc.api import compile as compile_
-        from fetchc.frontend.parsing import decode_source
-        from fetchc.golden.inputs import InputError, parse_arg_specs
-        from fetchc.golden.run import RunError, run_seqbin, write_npz
-        from fetchc.golden.sim import SimError
+        args = parser.parse_args(argv)
+    except _UsageError as e:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    load_numpy()
+    from fetchc.api import compile as compile_
+    from fetchc.frontend.parsing import decode_source
+    from fetchc.golden.inputs import InputError, parse_arg_specs
+    from fetchc.golden.run import RunError, run_seqbin
+    from fetchc.golden.sim import SimError
 
-        filename = "<stdin>" if args.input == "-" else args.input
-        try:
-            data = _read_input(args.input)
-        except OSError as e:
-            return _error(f"cannot read '{args.input}': {e.strerror or e}")
-        sources = SourceManager()
-        try:
-            text = decode_source(data, filename)
-            sources.add(filename, text)
-            result = compile_(text, filename=filename)
-        except DiagnosticError as e:
-            sys.stderr.write(render_all(e.diagnostics, sources))
-            return 1
-        try:
-            values = parse_arg_specs(args.arg)
-            outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
-        except (InputError, RunError) as e:
-            return _error(f"{e}")
-        except SimError as e:
-            return _error(f"{filename}: {e}")
-        except DiagnosticError as e:
-            sys.stderr.write(render_all(e.diagnostics, sources))
-            return 1
-        try:
-            write_npz(args.output, outputs)
-        except OSError as e:
-            return _error(f"cannot write '{args.output}': {e.strerror or e}")
-        except ValueError as e:  # tensor names an .npz cannot hold
-            return _error(f"cannot write '{args.output}': {e}")
-        return 0
-    except KeyboardInterrupt:
-        return _error("interrupted")
+    filename = "<stdin>" if args.input == "-" else args.input
+    try:
+        data = _read_input(args.input)
     except OSError as e:
-        where = getattr(e, "filename", None)
-        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
-    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
-        raise  # main() words these
-    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
-        return _error(f"internal error: {type(e).__name__}: {e}")
+        return _error(f"cannot read '{args.input}': {e.strerror or e}")
+    sources = SourceManager()
+    try:
+        text = decode_source(data, filename)
+        sources.add(filename, text)
+        result = compile_(text, filename=filename)
+    except DiagnosticError as e:
+        sys.stderr.write(render_all(e.diagnostics, sources))
+        return 1
+    try:
+        values = parse_arg_specs(args.arg)
+        outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
+    except (InputError, RunError) as e:
+        return _error(f"{e}")
+    except SimError as e:
+        return _error(f"{filename}: {e}")
+    except DiagnosticError as e:
+        sys.stderr.write(render_all(e.diagnostics, sources))
+        return 1
+    return _write_arrays(args.output, outputs)
 
 
 DEEP_STACK_BYTES = 256 << 20

@@ -861,7 +861,7 @@ def m_bad_lookup_pair(c, r):
 def m_bad_cast_pair(c, r):
     """a type cast the hardware does not have (i8→i16, f32→f8, f8→bf16...)."""
     pairs = [("i8", "i16"), ("f32", "f8E4M3FN"), ("f8E4M3FN", "bf16"), ("i4", "i8"), ("bf16", "f8E5M2"),
-             ("i32", "f32"), ("f8E8M0FNU", "f32"), ("i8", "i9"), ("f4E2M1FN", "f32"), ("i16", "i16")]
+             ("i32", "f32"), ("f8E8M0FNU", "f32"), ("i8", "i9"), ("f4E2M1FN", "f32"), ("i16", "i8")]
     s, d = r.choice(pairs)
     c.mem_elem, c.stages, c.dequant = s, [["fetch.cast", d, None]], None
     _fit_packet(c)

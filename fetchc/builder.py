@@ -190,9 +190,13 @@ def memref(
     ``memref([64, 128], "bf16", strides=[1024, 1], offset=262528)`` for a
     tile of a row-major 1024-wide matrix.  Without ``strides`` the layout
     is the identity (and ``offset`` must be 0).  Raises ``ValueError`` for
-    an offset without strides or a stride count that differs from the
-    rank."""
+    an offset without strides, a stride count that differs from the rank,
+    or a size that is not a non-negative integer (a kernel's tensors have
+    static shapes: ir.md §1)."""
     shape = list(shape)
+    bad = [d for d in shape if isinstance(d, bool) or not isinstance(d, int) or d < 0]
+    if bad:
+        raise ValueError(f"memref: sizes must be non-negative integers (static shapes), not {bad[0]!r} in {shape}")
     elem = as_type(element)
     if strides is None:
         if offset:

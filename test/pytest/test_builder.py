@@ -727,3 +727,14 @@ def test_context_manager_insert_and_body():
     assert names == ["arith.constant", "fetch.fetch", "fetch.cast", "fetch.fetch", "fetch.cast", "rngd.block_scale",
                      "rngd.tensor_scale", "rngd.commit", "func.return"]
     assert [p.type_conversion for p in fetchc.compile(mb.module).programs] == [3, 3]
+
+
+def test_memref_sizes_are_static():
+    """builder.memref refuses a negative or non-integer size up front (it
+    would otherwise read as a dynamic ``?`` dimension later)."""
+    from fetchc.builder import memref
+
+    for shape in ([-4, 16], [4, 2.0], [True, 4]):
+        with pytest.raises(ValueError, match="non-negative integers"):
+            memref(shape, "i8")
+    assert str(memref([0, 4], "i8")) == "memref<0x4xi8>"

@@ -176,10 +176,11 @@ def _prop_text(use: _Use) -> str:
     return f"{use.prop} {use.addr} ({_hex(use.addr)})" if use.addr is not None else ""
 
 
-def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "") -> None:
+def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "", fix: str | None = None) -> None:
     """``t`` (with its base) lies in ``[0, dm_size)``; else a PassError at
     ``at``.  ``why`` says where the address came from (``" (its
-    rngd.dm_base)"``)."""
+    rngd.dm_base)"``); ``fix`` what to do when it does not fit (default:
+    raise dm-size, or lower an address the input gave)."""
     assert t.base is not None
     size = t.end - t.lo
     head = f"placing {_spelled(t.arg)} ({_size(size)}) at {_hex(t.base)}{why}"
@@ -194,7 +195,8 @@ def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "") -> None:
             f"reaches {_size(-t.lo)} below its base)",
         )
     if t.base + t.end > dm_size:
-        raise PassError(at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}")
+        fix = fix or ("raise dm-size or lower its address" if why else "raise dm-size")
+        raise PassError(at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size} ({fix})")
 
 
 def _set_prop(op: Operation, name: str, value: Attribute) -> None:
@@ -374,16 +376,13 @@ def _place_rest(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None
         if t.base is not None:
             continue
         t.base = place_after(free, t.lo)
-        try:
-            _check_fit(t, dm_size, func)
-        except PassError as e:
-            if taken:
-                e.message += (
-                    f" (fetch-place-dm places tensors after the highest byte that the kernel's own "
-                    f"addresses take, {_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit "
-                    f"{DM_BASE_ATTR} or raise dm-size)"
-                )
-            raise
+        fix = (
+            f"fetch-place-dm places tensors after the highest byte that the kernel's own addresses take, "
+            f"{_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit {DM_BASE_ATTR} or raise dm-size"
+            if taken
+            else None
+        )
+        _check_fit(t, dm_size, func, fix=fix)
         if t.end > t.lo:
             free = t.base + t.end
 

@@ -71,10 +71,31 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
     except (ValueError, ArgSpecParseError) as e:  # unknown pass / bad syntax or options
         msg = str(e).strip().splitlines()
         text = "\n".join(msg) if msg else type(e).__name__
+        text = _option_text(text)
         if "Unrecognized passes" in text:
             known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
             text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"
         raise DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {text}")) from None
+
+
+_TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}
+
+
+def _option_text(text: str) -> str:
+    """xDSL's pass-option messages in the spelling users write: option
+    names with ``-`` (``dm-size``, not ``dm_size``), and the expected value
+    instead of a Python type (``<class 'int'>``)."""
+    m = re.fullmatch(r"Incompatible types: given \((.*?),?\), expected <class '(\w+)'>", text)
+    if m:
+        want = _TYPE_NAMES.get(m.group(2), m.group(2))
+        given = m.group(1).strip()
+        return f"option value {given} is not {want}" if given else f"an option has no value (expected {want})"
+    m = re.fullmatch(r"Provided arguments \[(.*)\] not found in expected arguments \[(.*)\]", text)
+    if m:
+        given, known = (re.findall(r'"([^"]*)"', g) for g in m.groups())
+        return (f"unknown option {', '.join(given)} (options: {', '.join(k.replace('_', '-') for k in known)})"
+                if known else f"unknown option {', '.join(given)} (this pass takes none)")
+    return text
 
 
 def print_module(module: ModuleOp, generic: bool = False, debuginfo: bool = False) -> str:

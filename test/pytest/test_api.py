@@ -352,3 +352,25 @@ def test_parsed_pipelines_are_reused_only_per_spec():
     for _ in range(2):
         with pytest.raises(DiagnosticError, match="dm-size must be"):
             parse_pipeline("fetch-place-dm{dm-size=0}")
+
+
+def test_pass_option_errors_speak_the_pipeline_syntax():
+    """Bad pass options are reported as the user spelled them: option
+    names with '-', the expected kind of value, never a Python type."""
+    import pytest
+
+    from fetchc.diagnostics import DiagnosticError
+    from fetchc.driver import parse_pipeline
+
+    cases = {
+        "fetch-place-dm{bogus=1}": "unknown option bogus (options: dm-size)",
+        "fetch-place-dm{dm-size=abc}": "option value 'abc' is not an integer",
+        "fetch-place-dm{dm-size=1.5}": "option value 1.5 is not an integer",
+        "fetch-place-dm{dm-size}": "an option has no value (expected an integer)",
+        "fetch-legalize-convert{x=1}": "unknown option x (this pass takes none)",
+    }
+    for spec, want in cases.items():
+        with pytest.raises(DiagnosticError) as e:
+            parse_pipeline(spec)
+        msg = e.value.diagnostics[0].message
+        assert msg == f"invalid pass pipeline '{spec}': {want}", msg

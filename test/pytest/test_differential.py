@@ -94,7 +94,6 @@ import contextlib
 import dataclasses
 import math
 import pathlib
-import sys
 import warnings
 from typing import Any
 
@@ -120,8 +119,7 @@ from fetchc.parsing import parse_module
 from fetchc.golden.sim import simulate
 from fetchc.target.encoding import to_sim_encoding
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from modgen import GenModule, modules  # noqa: E402
+from modgen import GenModule, modules
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -18,15 +18,17 @@ output file is created or overwritten.
 
 from __future__ import annotations
 
+import sys
+
 from fetchc import startup
 
-startup.install()  # before xDSL is imported: see fetchc/startup.py
+# Before xDSL is imported, with the cache of this subcommand: see fetchc/startup.py.
+startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
 
 import argparse  # noqa: E402
 import json
 import os
 import stat
-import sys
 
 from fetchc import __version__
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_all

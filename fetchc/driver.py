@@ -45,14 +45,29 @@ adapter stages plus the downstream Vector Engine ops), before register
 blocks."""
 
 
+_PARSED_PIPELINES: dict[str, tuple[ModulePass, ...]] = {}
+
+
+def _is_frozen(p: ModulePass) -> bool:
+    params = getattr(type(p), "__dataclass_params__", None)
+    return bool(params and params.frozen)
+
+
 def parse_pipeline(spec: str) -> list[ModulePass]:
     """Parse an ``xdsl-opt``-style pipeline (``a,b{opt=v}``) against fetchc's
     and xDSL's passes.  Raises :class:`DiagnosticError` for unknown passes or
-    bad syntax."""
+    bad syntax.  A pipeline of frozen (stateless) passes is parsed once per
+    process: a compile of many small kernels pays for it once."""
     if not spec.strip():
         return []
+    cached = _PARSED_PIPELINES.get(spec)
+    if cached is not None:
+        return list(cached)
     try:
-        return list(PassPipeline.parse_spec(all_passes(), spec).passes)
+        passes = tuple(PassPipeline.parse_spec(all_passes(), spec).passes)
+        if all(_is_frozen(p) for p in passes):
+            _PARSED_PIPELINES[spec] = passes
+        return list(passes)
     except (ValueError, ArgSpecParseError) as e:  # unknown pass / bad syntax or options
         msg = str(e).strip().splitlines()
         text = "\n".join(msg) if msg else type(e).__name__

@@ -449,7 +449,7 @@ def internal_value(err: str, source: bytes | None) -> str | None:
     (``-9223372036854775808`` = -2^63) or a product of it (``-147573952589676412928``
     = 16 x -2^63), and not text of the input itself; else None.  MLIR prints
     a dynamic dimension as ``?`` (issue 10 item 8)."""
-    if source is not None and any(int(t) >= 1 << 63 for t in re.findall(rb"\d{19,}", source)):
+    if source is not None and any(len(t) > 19 or int(t) >= 1 << 63 for t in re.findall(rb"\d{19,}", source)):
         return None  # the input wrote such a number itself (a signless i64 2^63 reads back as -2^63)
     for m in _PLACEHOLDER.finditer(err):
         n = int(m.group())

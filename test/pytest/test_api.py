@@ -331,3 +331,24 @@ def test_in_memory_pipeline_stages():
     # Pinned read size 16 f8 = 16 bytes, 2 per packet.
     assert (p.stages, p.table, p.fetch_size, p.words_per_packet) == (1, 0, 16, 2)
     assert (r.tables[0].in_dtype, r.tables[0].out_dtype, r.tables[0].paired) == (target.F8E5M2, target.BF16, False)
+
+
+def test_parsed_pipelines_are_reused_only_per_spec():
+    """driver.parse_pipeline caches a pipeline of frozen passes by its text:
+    the same text gives the same (stateless) passes in a fresh list, another
+    text (other options) never gets them, and errors are never cached."""
+    import pytest
+
+    from fetchc.diagnostics import DiagnosticError
+    from fetchc.driver import parse_pipeline
+
+    a = parse_pipeline("fetch-place-dm{dm-size=4096},fetch-legalize-convert")
+    b = parse_pipeline("fetch-place-dm{dm-size=4096},fetch-legalize-convert")
+    c = parse_pipeline("fetch-place-dm,fetch-legalize-convert")
+    assert a == b and a is not b
+    assert a[0].dm_size == 4096 and c[0].dm_size == 2**32
+    b.append(c[1])
+    assert len(parse_pipeline("fetch-place-dm{dm-size=4096},fetch-legalize-convert")) == 2
+    for _ in range(2):
+        with pytest.raises(DiagnosticError, match="dm-size must be"):
+            parse_pipeline("fetch-place-dm{dm-size=0}")

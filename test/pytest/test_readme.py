@@ -58,3 +58,53 @@ def test_builder_example_runs(capsys):
     assert capsys.readouterr().out.splitlines() == [
         f"{p.name} {p.limits} {p.strides} {p.fetch_size}" for p in want.programs
     ]
+
+
+def test_run_example_runs():
+    """The README's ``fetchc.run`` example runs as written and gives the
+    MXFP4 decode: ``E2M1[code] × 2^(e − 127)`` per 32-code block, computed
+    here with ml_dtypes (no scale in 120..134 makes a subnormal or a NaN)."""
+    import ml_dtypes
+    import numpy as np
+
+    text = (ROOT / "README.md").read_text()
+    (code,) = [c for c in re.findall(r"```python\n(.*?)```", text, re.S) if "fetchc.run(" in c]
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    out, codes, escale = scope["out"], scope["codes"], scope["escale"]
+    e2m1 = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    scale = np.ldexp(np.float32(1), escale.astype(np.int32) - 127).astype(np.float32)
+    want = e2m1 * np.repeat(scale, 32, axis=1)
+    assert out.dtype == np.float32 and out.shape == (4096, 4096)
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
+def test_run_command_example(tmp_path):
+    """The README's ``fetchc run`` command lines run as written (from the
+    repository root, with the venv's tools) and print what the comment says;
+    the value is checked against ml_dtypes: E2M1[code] × 1.0 × 0.5."""
+    import shlex
+    import subprocess
+    import sys
+
+    import ml_dtypes
+    import numpy as np
+
+    text = (ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "fetchc run examples" in b]
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 3
+    printed_comment = lines[2].split("#", 1)[1].strip()
+    for ln in lines:
+        argv = shlex.split(ln, comments=True)
+        tool = argv[0]
+        assert tool in (".venv/bin/python", ".venv/bin/fetchc"), tool
+        argv = [sys.executable, *(["-m", "fetchc.cli"] if tool.endswith("fetchc") else []), *argv[1:]]
+        argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
+        r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == printed_comment
+    codes = np.load(tmp_path / "w.npy")
+    out = np.load(tmp_path / "out.npz")["out"]
+    want = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32) * np.float32(0.5)
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))

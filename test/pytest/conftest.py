@@ -1,6 +1,7 @@
 """pytest setup: the test support modules (``test/support``: the random
 module generator :mod:`modgen`, the differential harness
-:mod:`differential`) are importable by name from every test."""
+:mod:`differential`, shared small inputs :mod:`samples`) are importable by
+name from every test."""
 
 import pathlib
 import sys

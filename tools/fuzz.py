@@ -121,11 +121,13 @@ if str(SUPPORT) not in sys.path:
 
 from modgen import (  # noqa: E402
     BITS,
+    BLOCK,
     FLOATS,
     FUZZ,
     FUZZ_BIG,
     FUZZ_SMALL,
     LOOKUPS,
+    SCALE_TYPE,
     STORABLE,
     ZERO_POINTS,
     ZP_RESULT,
@@ -563,10 +565,6 @@ def mutation(fn):
     return fn
 
 
-def _first_stage(c: Chain, op: str):
-    return next((s for s in c.stages if s[0] == op), None)
-
-
 def _tail(c: Chain, consumer: str) -> None:
     """Replace the consumers of ``c`` by one of the mutations' fixed tails:
     ``commit`` (into a 1-D memref), ``to_trf`` / ``to_vrf``, ``transpose``
@@ -721,11 +719,11 @@ def m_lookup_on_sub(c, r):
 def m_dequant_bad_layout(c, r):
     """a dequant whose block scales do not fit its packets."""
     fmt = r.choice(["nvfp4", "mxfp4"])
-    block = 16 if fmt == "nvfp4" else 32
+    block = BLOCK[fmt]
     rows = r.choice([1, 4, 64])
     c.ctx, c.mem_elem, c.stages, c.mem_layout = "main", "f4E2M1FN", [], None
     _tail(c, "commit")
-    c.dequant = Dequant(fmt, [rows, 4], "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU", gscale=fmt == "nvfp4")
+    c.dequant = Dequant(fmt, [rows, 4], SCALE_TYPE[fmt], gscale=fmt == "nvfp4")
     how = r.choice(["packet_not_block", "scale_shape", "axis_not_blocks", "transposed", "offset_not_block"])
     if how == "packet_not_block":  # packets of half a block
         c.mem_shape, c.time, c.packet = [rows, block * 4], [rows, 8], [block // 2]
@@ -751,12 +749,12 @@ def m_dequant_bad_layout(c, r):
 def m_dequant_bad_operands(c, r):
     """a dequant with a wrong format, scale type, tensor scale or input."""
     fmt = r.choice(["nvfp4", "mxfp4"])
-    block = 16 if fmt == "nvfp4" else 32
+    block = BLOCK[fmt]
     c.ctx, c.mem_elem, c.mem_layout, c.map = "main", "f4E2M1FN", None, None
     _tail(c, "commit")
     c.mem_shape, c.time, c.packet = [4, block * 2], [4], [block * 2]
     c.stages = []
-    c.dequant = Dequant(fmt, [4, 2], "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU", gscale=fmt == "nvfp4")
+    c.dequant = Dequant(fmt, [4, 2], SCALE_TYPE[fmt], gscale=fmt == "nvfp4")
     how = r.choice(["format", "scale_elem", "gscale", "from_stage", "out_elem", "in_elem"])
     if how == "format":
         c.dequant.format = r.choice(["fp4", "NVFP4", "", "mxfp8"])
@@ -789,8 +787,8 @@ def m_out_of_bounds(c, r):
     a, p = r.choice([1, 4, 16]), r.choice([4, 8, 16])
     c.mem_layout = None
     c.mem_shape, c.time, c.packet = [a, p], [a], [p]
-    c.map = r.choice([f"affine_map<(d0, d1) -> (d0, d1 + {p})>", f"affine_map<(d0, d1) -> (d0 + 1, d1)>",
-                      "affine_map<(d0, d1) -> (d0 - 1, d1)>", f"affine_map<(d0, d1) -> (d0 * 2, d1)>"])
+    c.map = r.choice([f"affine_map<(d0, d1) -> (d0, d1 + {p})>", "affine_map<(d0, d1) -> (d0 + 1, d1)>",
+                      "affine_map<(d0, d1) -> (d0 - 1, d1)>", "affine_map<(d0, d1) -> (d0 * 2, d1)>"])
     if a == 1 and "d0 * 2" in c.map:
         c.map = "affine_map<(d0, d1) -> (d0 + 1, d1)>"
     return "error"

@@ -555,13 +555,12 @@ def reference_run(module, fn: str, args: list, bases: dict[int, int], dm: np.nda
     stores into (a copy of) the image, so a later fetch reads what was
     committed.  ``programs_only``: skip the downstream arithmetic (dequant
     products, commits) and only compute the programs' streams."""
-    f = func_op(module, fn)
-    params = list(f.body.blocks.first.args)
-    env: dict = {}
-    mem = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    for p, a in zip(params, mem):
-        env[p] = a
-    # Program numbering: fetch.fetch ops in order, a dequant's scale fetch right after its codes.
+    return _Reference(module, fn, args, bases, dm, programs_only).run()
+
+
+def program_numbers(f) -> dict:
+    """Program numbering of ``f``: ``fetch.fetch`` ops in order, a
+    dequant's scale fetch right after its codes.  Returns {fetch op: index}."""
     progs: dict = {}
     k = 0
     for op in f.walk():
@@ -569,104 +568,142 @@ def reference_run(module, fn: str, args: list, bases: dict[int, int], dm: np.nda
             progs[op] = k
             users = [u.operation for u in op.results[0].uses]
             k += 2 if users and users[0].name == "fetch.dequant" else 1
-    prog_val: dict = {}  # SSA value -> program index whose current output it is
-    programs: dict = {}
-    dm_for: dict = {}
-    contract: list = []
-    results: list = []
+    return progs
 
-    def arg_index(v) -> int:
-        assert v in params, "a fetch reads a memref that is not a function argument"
-        return params.index(v)
 
-    def set_program(v, val) -> None:
-        prog_val[v] = prog_val[v.owner.operands[0]]
-        programs[f"{fn}/{prog_val[v]}"] = val
+class _Reference:
+    """The state of one :func:`reference_run`: SSA values (``env``), the
+    program whose output each stream is (``prog_val``), the programs'
+    streams and DM images, the contraction operands; one method per op."""
 
-    for op in f.body.blocks.first.ops:
-        name = op.name
-        ins = [env.get(v) for v in op.operands]
-        if name == "fetch.fetch":
-            st: StreamType = op.result.type
-            shape = st.time + st.packet
-            i = arg_index(op.operands[0])
-            idx = fetch_index_arrays(op)
-            val = read_dm(dm, bases[i], op.operands[0].type, idx, shape)
-            env[op.result] = val
-            env[("idx", op.result)] = idx
-            prog_val[op.result] = progs[op]
-            programs[f"{fn}/{progs[op]}"] = val
-            dm_for[f"{fn}/{progs[op]}"] = dm
-        elif name in ("fetch.table_lookup", "fetch.cast", "fetch.convert"):
-            s = ename(op.operands[0].type.element_type)
-            d = ename(op.results[0].type.element_type)
-            env[op.results[0]] = val = convert_values(ins[0], s, d)
-            if op.operands[0] in prog_val:
-                set_program(op.results[0], val)
-        elif name == "fetch.zp_sub":
-            s = ename(op.operands[0].type.element_type)
-            zp = op.properties["zero_point"].value.data
-            lo, hi = {"i4": (-8, 7), "i8": (-128, 127)}[s]
-            assert lo <= zp <= hi
-            r = ins[0].astype(np.int32) - np.int32(zp)
-            env[op.results[0]] = val = r.astype(np.int8 if s == "i4" else np.int16)
-            if op.operands[0] in prog_val:
-                set_program(op.results[0], val)
-        elif name == "fetch.dequant":
-            fmt = op.properties["format"].data
-            block = {"nvfp4": 16, "mxfp4": 32}[fmt]
-            codes_v = op.operands[0]
-            st = codes_v.type
-            shape = st.time + st.packet
-            idx = env[("idx", codes_v)]
-            sidx = idx[:-1] + [idx[-1] // block]  # the block scale of every code
-            sbase = bases[arg_index(op.operands[1])]  # the placement (own_bases)
-            assert "scale_base" not in op.properties or op.properties["scale_base"].value.data == sbase
-            # the scale stream: one scale per block, read at the block's first code
-            sl = (slice(None),) * (len(shape) - 1) + (slice(None, None, block),)
-            sshape = st.time + st.packet[:-1] + (st.packet[-1] // block,)
-            scale1 = read_dm(dm, sbase, op.operands[1].type, [np.broadcast_to(i, shape)[sl] for i in sidx], sshape)
-            x = e2m1_f64(ins[0]).astype(np.float32)  # lookup + cast: E2M1 -> f32, exact
-            pk = prog_val[codes_v]
-            programs[f"{fn}/{pk}"] = x
-            programs[f"{fn}/{pk + 1}"] = rngd_cast(scale1, "f8E4M3FN", "f32") if fmt == "nvfp4" else scale1
-            dm_for[f"{fn}/{pk + 1}"] = dm
-            if programs_only:
-                env[op.results[0]] = None
-                continue
-            scale = np.repeat(programs[f"{fn}/{pk + 1}"], block, axis=-1)
-            if fmt == "nvfp4":  # Vector Engine: block scale first, tensor scale second
-                val = vmul(vmul(x, scale), np.float32(ins[2]))
-            else:
-                val = vmul(x, e8m0_f32(scale.view(np.uint8)))
-            env[op.results[0]] = val
-        elif name in ("rngd.switch", "rngd.collect", "rngd.to_trf", "rngd.to_vrf"):
-            env[op.results[0]] = ins[0]
-        elif name == "rngd.transpose":
-            rt = op.results[0].type
-            env[op.results[0]] = None if ins[0] is None else np.ascontiguousarray(ins[0]).reshape(rt.time + rt.packet)
-        elif name == "rngd.commit":
-            if programs_only:
-                continue
-            out = ins[1]
-            out[...] = np.ascontiguousarray(ins[0]).reshape(out.shape)
-            i = arg_index(op.operands[1])
-            if i in bases:  # the committed tensor is fetched again later: update (a copy of) DM
-                dm = dm.copy()
-                write_dm(dm, bases[i], op.operands[1].type, out)
-        elif name == "rngd.contract_outer":
-            contract.append((ins[0], ins[1]))
-            rt = op.results[0].type
-            env[op.results[0]] = np.zeros(rt.time + rt.packet, NP_DTYPE[ename(rt.element_type)])
-        elif name == "arith.constant":
-            v = op.properties["value"] if "value" in op.properties else op.attributes["value"]
-            assert isinstance(v, FloatAttr)
-            env[op.results[0]] = np.float32(v.value.data)
-        elif name == "func.return":
-            results = ins
+    def __init__(self, module, fn: str, args: list, bases: dict[int, int], dm: np.ndarray, programs_only: bool):
+        self.f = func_op(module, fn)
+        self.fn, self.bases, self.dm, self.programs_only = fn, bases, dm, programs_only
+        self.params = list(self.f.body.blocks.first.args)
+        self.mem = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        self.env: dict = dict(zip(self.params, self.mem))
+        self.progs = program_numbers(self.f)
+        self.prog_val: dict = {}  # SSA value -> program index whose current output it is
+        self.programs: dict = {}
+        self.dm_for: dict = {}
+        self.contract: list = []
+        self.results: list = []
+
+    def run(self) -> Outcome:
+        handlers = {
+            "fetch.fetch": self.fetch, "fetch.table_lookup": self.convert, "fetch.cast": self.convert,
+            "fetch.convert": self.convert, "fetch.zp_sub": self.zp_sub, "fetch.dequant": self.dequant,
+            "rngd.switch": self.same, "rngd.collect": self.same, "rngd.to_trf": self.same, "rngd.to_vrf": self.same,
+            "rngd.transpose": self.transpose, "rngd.commit": self.commit, "rngd.contract_outer": self.contract_outer,
+            "arith.constant": self.constant, "func.return": self.ret,
+        }  # fmt: skip
+        for op in self.f.body.blocks.first.ops:
+            handler = handlers.get(op.name)
+            if handler is None:
+                raise AssertionError(f"the reference does not know {op.name}; extend reference_run")
+            handler(op, [self.env.get(v) for v in op.operands])
+        memrefs = [a for a in self.mem if isinstance(a, np.ndarray)]
+        return Outcome(memrefs, self.results, self.contract, self.programs, self.dm_for)
+
+    def arg_index(self, v) -> int:
+        assert v in self.params, "a fetch reads a memref that is not a function argument"
+        return self.params.index(v)
+
+    def set_program(self, v, val) -> None:
+        """``v`` (a stage's result) is now the output of its operand's program."""
+        self.prog_val[v] = self.prog_val[v.owner.operands[0]]
+        self.programs[f"{self.fn}/{self.prog_val[v]}"] = val
+
+    def fetch(self, op, ins) -> None:
+        st: StreamType = op.result.type
+        shape = st.time + st.packet
+        i = self.arg_index(op.operands[0])
+        idx = fetch_index_arrays(op)
+        val = read_dm(self.dm, self.bases[i], op.operands[0].type, idx, shape)
+        self.env[op.result] = val
+        self.env[("idx", op.result)] = idx
+        k = self.progs[op]
+        self.prog_val[op.result] = k
+        self.programs[f"{self.fn}/{k}"] = val
+        self.dm_for[f"{self.fn}/{k}"] = self.dm
+
+    def convert(self, op, ins) -> None:
+        s = ename(op.operands[0].type.element_type)
+        d = ename(op.results[0].type.element_type)
+        self.env[op.results[0]] = val = convert_values(ins[0], s, d)
+        if op.operands[0] in self.prog_val:
+            self.set_program(op.results[0], val)
+
+    def zp_sub(self, op, ins) -> None:
+        s = ename(op.operands[0].type.element_type)
+        zp = op.properties["zero_point"].value.data
+        lo, hi = {"i4": (-8, 7), "i8": (-128, 127)}[s]
+        assert lo <= zp <= hi
+        r = ins[0].astype(np.int32) - np.int32(zp)
+        self.env[op.results[0]] = val = r.astype(np.int8 if s == "i4" else np.int16)
+        if op.operands[0] in self.prog_val:
+            self.set_program(op.results[0], val)
+
+    def dequant(self, op, ins) -> None:
+        fn, programs = self.fn, self.programs
+        fmt = op.properties["format"].data
+        block = {"nvfp4": 16, "mxfp4": 32}[fmt]
+        codes_v = op.operands[0]
+        st = codes_v.type
+        shape = st.time + st.packet
+        idx = self.env[("idx", codes_v)]
+        sidx = idx[:-1] + [idx[-1] // block]  # the block scale of every code
+        sbase = self.bases[self.arg_index(op.operands[1])]  # the placement (own_bases)
+        assert "scale_base" not in op.properties or op.properties["scale_base"].value.data == sbase
+        # the scale stream: one scale per block, read at the block's first code
+        sl = (slice(None),) * (len(shape) - 1) + (slice(None, None, block),)
+        sshape = st.time + st.packet[:-1] + (st.packet[-1] // block,)
+        scale1 = read_dm(self.dm, sbase, op.operands[1].type, [np.broadcast_to(i, shape)[sl] for i in sidx], sshape)
+        x = e2m1_f64(ins[0]).astype(np.float32)  # lookup + cast: E2M1 -> f32, exact
+        pk = self.prog_val[codes_v]
+        programs[f"{fn}/{pk}"] = x
+        programs[f"{fn}/{pk + 1}"] = rngd_cast(scale1, "f8E4M3FN", "f32") if fmt == "nvfp4" else scale1
+        self.dm_for[f"{fn}/{pk + 1}"] = self.dm
+        if self.programs_only:
+            self.env[op.results[0]] = None
+            return
+        scale = np.repeat(programs[f"{fn}/{pk + 1}"], block, axis=-1)
+        if fmt == "nvfp4":  # Vector Engine: block scale first, tensor scale second
+            val = vmul(vmul(x, scale), np.float32(ins[2]))
         else:
-            raise AssertionError(f"the reference does not know {name}; extend reference_run")
-    return Outcome([a for a in mem if isinstance(a, np.ndarray)], results, contract, programs, dm_for)
+            val = vmul(x, e8m0_f32(scale.view(np.uint8)))
+        self.env[op.results[0]] = val
+
+    def same(self, op, ins) -> None:
+        """rngd.switch / collect / to_trf / to_vrf: the values unchanged."""
+        self.env[op.results[0]] = ins[0]
+
+    def transpose(self, op, ins) -> None:
+        rt = op.results[0].type
+        self.env[op.results[0]] = None if ins[0] is None else np.ascontiguousarray(ins[0]).reshape(rt.time + rt.packet)
+
+    def commit(self, op, ins) -> None:
+        if self.programs_only:
+            return
+        out = ins[1]
+        out[...] = np.ascontiguousarray(ins[0]).reshape(out.shape)
+        i = self.arg_index(op.operands[1])
+        if i in self.bases:  # the committed tensor is fetched again later: update (a copy of) DM
+            self.dm = self.dm.copy()
+            write_dm(self.dm, self.bases[i], op.operands[1].type, out)
+
+    def contract_outer(self, op, ins) -> None:
+        self.contract.append((ins[0], ins[1]))
+        rt = op.results[0].type
+        self.env[op.results[0]] = np.zeros(rt.time + rt.packet, NP_DTYPE[ename(rt.element_type)])
+
+    def constant(self, op, ins) -> None:
+        v = op.properties["value"] if "value" in op.properties else op.attributes["value"]
+        assert isinstance(v, FloatAttr)
+        self.env[op.results[0]] = np.float32(v.value.data)
+
+    def ret(self, op, ins) -> None:
+        self.results = ins
 
 
 # --------------------------------------------------------------------------
@@ -1217,14 +1254,8 @@ def golden_full_size(text: str, module, fn: str, label: str, seed: int) -> None:
     del ref
     f = func_op(module, fn)
     params = list(f.body.blocks.first.args)
-    fetches = [op for op in f.walk() if op.name == "fetch.fetch"]
-    index = {}
-    k = 0
-    for op in fetches:
-        index[op] = k
-        users = [u.operation for u in op.results[0].uses]
-        k += 2 if users and users[0].name == "fetch.dequant" else 1
-    for op in fetches:
+    index = program_numbers(f)
+    for op in index:
         users = [u.operation for u in op.results[0].uses]
         if not users or users[0].name != "fetch.dequant" or not _natural_order(op):
             continue

@@ -26,10 +26,11 @@ from fetchc import startup
 startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
 
 import argparse  # noqa: E402
-import contextlib
+import functools
 import json
 import os
 import stat
+from collections.abc import Callable
 
 from fetchc import __version__
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_all
@@ -219,59 +220,47 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-class _Failed(Exception):
-    """Raised by the helpers of ``sim`` and ``run``: :func:`_guarded` prints
-    ``error: <message>`` and the exit status is 1."""
+def _write_arrays(path: str, arrays) -> int:
+    """Write ``-o path`` for ``sim`` and ``run``: one array as ``.npy`` data,
+    a ``{name: array}`` mapping as ``.npz`` data keyed by the names as they
+    are (:mod:`fetchc.outputs`).  Returns the exit status: 0, or 1 with
+    ``error: cannot write ...`` (nothing created or overwritten)."""
+    from fetchc.outputs import write_npy, write_npz, write_output
 
-
-def _parse_args(parser: argparse.ArgumentParser, argv: list[str], check=None) -> argparse.Namespace | int:
-    """``argv`` parsed by ``parser`` (a :class:`_Parser`), then checked by
-    ``check(args)``, which may raise :class:`_UsageError`; or the exit
-    status: 2 after the usage line and ``error: ...`` on stderr for a usage
-    error, ``--help``'s status."""
+    if isinstance(arrays, dict):
+        write = lambda f: write_npz(f, arrays)  # noqa: E731
+    else:
+        write = lambda f: write_npy(f, arrays)  # noqa: E731
     try:
-        args = parser.parse_args(argv)
-        if check is not None:
-            check(args)
-    except _UsageError as e:
-        sys.stderr.write(parser.format_usage())
-        sys.stderr.write(f"error: {e}\n")
-        return 2  # a usage error, like argparse and the other subcommands
-    except SystemExit as e:  # --help
-        return int(e.code or 0) if not isinstance(e.code, str) else 1
-    return args
-
-
-def _guarded(body, *args) -> int:
-    """``body(*args)``'s exit status; ``error: ...`` and 1 for a
-    :class:`_Failed`, an interrupt, an ``OSError`` or any other exception
-    (the CLI never shows a traceback).  Memory, resource, recursion and
-    import errors go up to :func:`main`, which words them."""
-    try:
-        return body(*args)
-    except _Failed as e:
-        return _error(str(e))
-    except KeyboardInterrupt:
-        return _error("interrupted")
+        write_output(path, write)
     except OSError as e:
-        where = getattr(e, "filename", None)
-        return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
-    except (MemoryError, ResourceExhausted, RecursionError, ImportError):
-        raise  # main() words these
-    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
-        return _error(f"internal error: {type(e).__name__}: {e}")
+        return _error(f"cannot write '{path}': {e.strerror or e}")
+    except ValueError as e:  # names an .npz cannot hold, an object array
+        return _error(f"cannot write '{path}': {e}")
+    return 0
 
 
-@contextlib.contextmanager
-def _writing(output: str):
-    """Writing ``output`` (``-o``): an ``OSError`` or a ``ValueError`` (names
-    an ``.npz`` cannot hold) becomes :class:`_Failed` ``cannot write ...``."""
-    try:
-        yield
-    except OSError as e:
-        raise _Failed(f"cannot write '{output}': {e.strerror or e}") from None
-    except ValueError as e:
-        raise _Failed(f"cannot write '{output}': {e}") from None
+def _reported(command: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
+    """A subcommand whose unexpected failures become ``error:`` lines and
+    exit 1 (never a traceback): an interrupt, an ``OSError`` (named by its
+    file), and any other exception as ``internal error: ...``; memory,
+    recursion and import failures go on to :func:`main`, which words them."""
+
+    @functools.wraps(command)
+    def reported(argv: list[str]) -> int:
+        try:
+            return command(argv)
+        except KeyboardInterrupt:
+            return _error("interrupted")
+        except OSError as e:
+            where = getattr(e, "filename", None)
+            return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
+        except (MemoryError, ResourceExhausted, RecursionError, ImportError):
+            raise  # main() words these
+        except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+            return _error(f"internal error: {type(e).__name__}: {e}")
+
+    return reported
 
 
 def _sim_parser() -> argparse.ArgumentParser:
@@ -301,6 +290,7 @@ def _sim_parser() -> argparse.ArgumentParser:
     return p
 
 
+@_reported
 def main_sim(argv: list[str]) -> int:
     """``fetchc sim seq.bin (--dm image.bin | --arg NAME=FILE.npy ...)
     [--program NAME] -o out.npy`` (ir.md §5).  Each result is reshaped to
@@ -315,93 +305,63 @@ def main_sim(argv: list[str]) -> int:
     file is created and an existing one is left as it was), in place for
     ``/dev/stdout``, a pipe or a FIFO.  The ``.npz`` keys are the program
     names, whatever they are (:func:`fetchc.outputs.write_npz`)."""
-    return _guarded(_sim, argv)
-
-
-def _sim(argv: list[str]) -> int:
     parser = _sim_parser()
-    args = _parse_args(parser, argv, _check_sim_image)
-    if isinstance(args, int):
-        return args
+    try:
+        args = parser.parse_args(argv)
+        if (args.dm is None) == (not args.arg):
+            raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
+                              if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
+    except _UsageError as e:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write(f"error: {e}\n")
+        return 2  # a usage error, like argparse and the other subcommands
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
     load_numpy()
-    from fetchc.outputs import write_npy, write_npz, write_output
+    import numpy as np
 
-    sb = _read_seqbin(args.seqbin)
-    results = _sim_with_args(args, sb) if args.arg else _sim_on_image(args, sb)
-    if args.program is not None:
-        arr = results[args.program]
-        write = lambda f: write_npy(f, arr)  # noqa: E731
-    else:
-        write = lambda f: write_npz(f, results)  # noqa: E731
-    with _writing(args.output):
-        write_output(args.output, write)
-    return 0
-
-
-def _check_sim_image(args: argparse.Namespace) -> None:
-    """Exactly one of ``--dm`` and ``--arg`` (else :class:`_UsageError`)."""
-    if (args.dm is None) == (not args.arg):
-        raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
-                          if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
-
-
-def _read_seqbin(path: str):
-    """The validated :class:`fetchc.seqbin.SeqBin` of the file ``path``;
-    :class:`_Failed` when it cannot be read or is not valid."""
+    from fetchc.golden.inputs import InputError, parse_arg_specs
+    from fetchc.golden.run import RunError, simulate_with_args
+    from fetchc.golden.sim import SimError, check_memory, simulate
     from fetchc.seqbin import SeqBinError, read
 
     try:
-        with open(path, "rb") as f:
+        with open(args.seqbin, "rb") as f:
             data = f.read()
     except OSError as e:
-        raise _Failed(f"{path}: cannot read: {e.strerror or e}") from None
+        return _error(f"{args.seqbin}: cannot read: {e.strerror or e}")
     try:
-        return read(data)
+        sb = read(data)
     except SeqBinError as e:
-        raise _Failed(f"{path}: {e}") from None
-
-
-def _sim_with_args(args: argparse.Namespace, sb) -> dict:
-    """``sim --arg``: the programs run on the DM image laid out from the
-    named arrays at the MANIFEST's placements."""
-    from fetchc.golden.inputs import InputError, parse_arg_specs
-    from fetchc.golden.run import RunError, simulate_with_args
-    from fetchc.golden.sim import SimError
-
-    try:
-        values = parse_arg_specs(args.arg)
-        return simulate_with_args(sb, values, args.program)
-    except (InputError, RunError) as e:
-        raise _Failed(f"{e}") from None
-    except SimError as e:
-        raise _Failed(f"{args.seqbin}: {e}") from None
-
-
-def _sim_on_image(args: argparse.Namespace, sb) -> dict:
-    """``sim --dm``: the programs run on the DM image file, whose size and
-    the outputs' are checked against the memory ``fetchc sim`` may use
-    before anything is read or allocated."""
-    import numpy as np
-
-    from fetchc.golden.sim import SimError, check_memory, simulate
-
-    try:
-        st = os.stat(args.dm)
-    except OSError as e:
-        raise _Failed(f"{args.dm}: cannot read the DM image: {e.strerror or e}") from None
-    if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
-        try:  # the DM image and every output, before reading or allocating anything
-            check_memory(sb, st.st_size, args.program)
+        return _error(f"{args.seqbin}: {e}")
+    if args.arg:
+        try:
+            values = parse_arg_specs(args.arg)
+            results = simulate_with_args(sb, values, args.program)
+        except (InputError, RunError) as e:
+            return _error(f"{e}")
         except SimError as e:
-            raise _Failed(f"{args.seqbin}: {e}") from None
-    try:
-        dm = np.fromfile(args.dm, dtype=np.uint8)
-    except OSError as e:
-        raise _Failed(f"{args.dm}: cannot read the DM image: {e.strerror or e}") from None
-    try:
-        return simulate(sb, dm, args.program, shaped=True)
-    except SimError as e:
-        raise _Failed(f"{args.seqbin}: {e}") from None
+            return _error(f"{args.seqbin}: {e}")
+    else:
+        try:
+            st = os.stat(args.dm)
+        except OSError as e:
+            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
+            try:  # the DM image and every output, before reading or allocating anything
+                check_memory(sb, st.st_size, args.program)
+            except SimError as e:
+                return _error(f"{args.seqbin}: {e}")
+        try:
+            dm = np.fromfile(args.dm, dtype=np.uint8)
+        except OSError as e:
+            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+        try:
+            results = simulate(sb, dm, args.program, shaped=True)
+        except SimError as e:
+            return _error(f"{args.seqbin}: {e}")
+        del dm
+    return _write_arrays(args.output, results[args.program] if args.program is not None else results)
 
 
 def _program_keys(sb) -> list[str]:
@@ -520,6 +480,7 @@ def _run_parser() -> argparse.ArgumentParser:
     return p
 
 
+@_reported
 def main_run(argv: list[str]) -> int:
     """``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ...
     -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  Returns the exit
@@ -528,19 +489,20 @@ def main_run(argv: list[str]) -> int:
     whose arithmetic fetchc does not specify feeding a commit, an unwritable
     output), printed as a located diagnostic or ``error: ...`` on stderr,
     never a traceback.  On error no output file is created or overwritten."""
-    return _guarded(_run, argv)
-
-
-def _run(argv: list[str]) -> int:
     parser = _run_parser()
-    args = _parse_args(parser, argv)
-    if isinstance(args, int):
-        return args
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as e:
+        sys.stderr.write(parser.format_usage())
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
     load_numpy()
     from fetchc.api import compile as compile_
     from fetchc.frontend.parsing import decode_source
     from fetchc.golden.inputs import InputError, parse_arg_specs
-    from fetchc.golden.run import RunError, run_seqbin, write_npz
+    from fetchc.golden.run import RunError, run_seqbin
     from fetchc.golden.sim import SimError
 
     filename = "<stdin>" if args.input == "-" else args.input
@@ -566,9 +528,7 @@ def _run(argv: list[str]) -> int:
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
-    with _writing(args.output):
-        write_npz(args.output, outputs)
-    return 0
+    return _write_arrays(args.output, outputs)
 
 
 DEEP_STACK_BYTES = 256 << 20

@@ -568,10 +568,23 @@ def _source_snippet(diag: Diagnostic, sources: SourceManager) -> list[str]:
     text = sources.line(filename, line)
     if text is None:
         return []
+    text = _printable(text)
     caret = " " * len(text[: col - 1].expandtabs(8))
     if len(text) < col - 1:  # column past the end of the line
         caret += " " * (col - 1 - len(text))
     return [text.expandtabs(8), caret + "^"]
+
+
+# Characters a terminal would act on rather than show: C0 controls but tab,
+# DEL, C1 controls, and the bidirectional overrides and isolates.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(line: str) -> str:
+    """``line`` with every character a terminal would act on (an escape
+    sequence, a bidi override, NUL...) shown as U+FFFD, one column each, so
+    a quoted source line can neither drive the terminal nor move the caret."""
+    return _UNPRINTABLE.sub("\ufffd", line)
 
 
 def _as_source_manager(

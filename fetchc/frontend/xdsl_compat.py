@@ -209,6 +209,17 @@ class MemoTypeParser(Parser):
         if memo is None or len(memo) > self.MEMO_LIMIT:
             memo = ctx.__dict__["_fetchc_type_memo"] = {}
         self._type_memo: dict[str, Attribute] = memo
+        # How many types enclose the one being parsed: only an outermost
+        # type's spelling is looked up (a type nested N deep would otherwise
+        # scan its spelling N times: quadratic in the nesting).
+        self._type_depth = 0
+
+    def _parse_nested_type(self):
+        self._type_depth += 1
+        try:
+            return super().parse_optional_type()
+        finally:
+            self._type_depth -= 1
 
     def parse_optional_type(self):
         token = self._current_token
@@ -225,19 +236,19 @@ class MemoTypeParser(Parser):
             if found is not None and self._current_token.span.start >= token.span.end:
                 self._type_memo[key] = found
             return found
-        if token.kind not in (MLIRTokenKind.EXCLAMATION_IDENT, MLIRTokenKind.BARE_IDENT) or not (
+        if self._type_depth or token.kind not in (MLIRTokenKind.EXCLAMATION_IDENT, MLIRTokenKind.BARE_IDENT) or not (
             text.startswith("memref<", start) or text.startswith("!", start)
         ):
-            return super().parse_optional_type()
+            return self._parse_nested_type()
         end = _type_end(text, start)
         if end is None:
-            return super().parse_optional_type()
+            return self._parse_nested_type()
         key = text[start:end]
         hit = self._type_memo.get(key)
         if hit is not None:
             self._resume_from(end)
             return hit
-        found = super().parse_optional_type()
+        found = self._parse_nested_type()
         after = self._current_token.span.start
         if found is not None and after >= end and not text[end:after].strip():
             self._type_memo[key] = found

@@ -760,3 +760,24 @@ def test_expectation_failure_renders_at_comment():
         "    // expected-error@-1 {{nope}}\n"
         "       ^\n"
     )
+
+
+def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
+    """A source line quoted under a diagnostic shows terminal escapes, other
+    control characters and bidi overrides as U+FFFD (one column each: the
+    caret stays under the op)."""
+    import subprocess
+    import sys
+
+    line = '  %x = "foo.bar"() : () -> i32 // \x1b]0;title\x07 \x1b[2J \u202e \x00 end'
+    src = tmp_path / "esc.mlir"
+    src.write_bytes(f"func.func @k() {{\n{line}\n}}\n".encode())
+    r = subprocess.run([sys.executable, "-m", "fetchc.cli", str(src), "-o", str(tmp_path / "o.bin")],
+                       capture_output=True)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert not any(c in err for c in "\x1b\x07\x00\u202e"), repr(err)
+    quoted, caret = err.splitlines()[1:3]
+    assert quoted == line.replace("\x1b", "\ufffd").replace("\x07", "\ufffd").replace("\u202e", "\ufffd").replace("\x00", "\ufffd")
+    assert caret.index("^") == quoted.index('"foo.bar"')
+    assert not (tmp_path / "o.bin").exists()

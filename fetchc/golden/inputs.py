@@ -245,6 +245,11 @@ def canonical_values(spec: TensorSpec, value: Any) -> np.ndarray:
     shape and type, and what was given."""
     e = spec.elem
     own = np.dtype(e.np_dtype)
+    if isinstance(value, str):  # --arg NAME=VALUE: neither a .npy name nor an existing file
+        raise InputError(
+            f"{_who(spec)} needs an array: expected {_expected(spec)}; got the value {value!r} "
+            f"(give an .npy file: --arg {spec.name}=FILE.npy)"
+        )
     if not isinstance(value, np.ndarray):
         raise InputError(f"{_who(spec)} needs an array: expected {_expected(spec)}; got {_given(value)}")
     a = value
@@ -315,6 +320,8 @@ def scalar_value(name: str, value: Any) -> np.float32:
             x = float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
         except ValueError:
             raise InputError(f"scalar {name!r} (f32) must be a number, got {text!r}") from None
+        if math.isinf(x) and s.lower().lstrip("+-") not in ("inf", "infinity"):
+            raise InputError(f"scalar {name!r}: {s} does not fit f32 (largest finite {_F32_MAX!r})")
     elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise InputError(f"scalar {name!r} (f32) must be a number, got {_given(v)}")
     else:
@@ -339,8 +346,9 @@ def scalar_value(name: str, value: Any) -> np.float32:
 def parse_arg_specs(specs: Iterable[str]) -> dict[str, np.ndarray | str]:
     """``NAME=FILE.npy`` / ``NAME=VALUE`` specs (``--arg``) → ``{name:
     loaded array or value string}``, in order.  A spec whose right-hand side
-    ends in ``.npy`` (any case) is loaded with :func:`load_npy`; anything
-    else stays a string for :func:`scalar_value`.  Raises
+    ends in ``.npy`` (any case), or that is not a number but names an
+    existing file, is loaded with :func:`load_npy`; anything else stays a
+    string for :func:`scalar_value`.  Raises
     :class:`InputError` for a spec without ``=`` or with an empty name or
     value, a name given twice, or an unreadable file."""
     out: dict[str, np.ndarray | str] = {}
@@ -353,8 +361,22 @@ def parse_arg_specs(specs: Iterable[str]) -> dict[str, np.ndarray | str]:
             raise InputError(f"--arg {spec!r}: nothing after '=' (expected NAME=FILE.npy or NAME=VALUE)")
         if name in out:
             raise InputError(f"--arg: {name!r} is given twice")
-        out[name] = load_npy(name, rhs) if rhs.lower().endswith(".npy") else rhs
+        out[name] = load_npy(name, rhs) if _names_a_file(rhs) else rhs
     return out
+
+
+def _names_a_file(rhs: str) -> bool:
+    """Whether ``--arg NAME=rhs`` names a file: it ends in ``.npy`` (any
+    case), or it is not a number and a file or directory of that name
+    exists (then :func:`load_npy` says what is wrong with it)."""
+    if rhs.lower().endswith(".npy"):
+        return True
+    s = rhs.strip()
+    try:
+        float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
+        return False
+    except ValueError:
+        return os.path.lexists(rhs)
 
 
 def load_npy(name: str, path: str | os.PathLike[str]) -> np.ndarray:

@@ -468,3 +468,40 @@ def test_load_npy_versions_and_fortran_order(tmp_path: pathlib.Path):
     with pytest.raises(InputError, match="the file ends inside it"):
         (tmp_path / "short.npy").write_bytes(b"\x93NUMPY\x01\x00\x50\x00{'descr'")
         load_npy("w", tmp_path / "short.npy")
+
+
+def test_arg_spec_file_without_npy_suffix(tmp_path):
+    """--arg NAME=PATH loads PATH when it is not a number and exists, with
+    or without the .npy suffix; a word naming no file stays a value, and a
+    tensor given a value says to give an .npy file."""
+    import numpy as np
+    import pytest
+
+    from fetchc.golden.inputs import InputError, parse_arg_specs
+
+    a = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    np.save(tmp_path / "w.npy", a)
+    (tmp_path / "w.npy").rename(tmp_path / "wfile")
+    (tmp_path / "empty").write_bytes(b"")
+    got = parse_arg_specs([f"w={tmp_path / 'wfile'}", "g=0.5", "h=nofile-here"])
+    assert np.array_equal(got["w"], a) and got["g"] == "0.5" and got["h"] == "nofile-here"
+    with pytest.raises(InputError, match="is not an .npy file"):
+        parse_arg_specs([f"w={tmp_path / 'empty'}"])
+    with pytest.raises(InputError, match="is a directory"):
+        parse_arg_specs([f"w={tmp_path}"])
+
+
+def test_scalar_overflow_in_text_is_an_error():
+    """A decimal that overflows f32 is an error however large (1e39 and
+    1e999 alike); inf and nan spelled out are values."""
+    import math
+
+    import pytest
+
+    from fetchc.golden.inputs import InputError, scalar_value
+
+    for text in ("1e39", "1e999", "-1e999"):
+        with pytest.raises(InputError, match="does not fit f32"):
+            scalar_value("g", text)
+    assert scalar_value("g", "-inf") == -math.inf
+    assert math.isnan(scalar_value("g", "nan"))

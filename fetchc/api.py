@@ -42,13 +42,21 @@ if TYPE_CHECKING:
 class CompileResult:
     """The outcome of :func:`compile`.
 
-    ``seq_bin``: the file's bytes (seqbin.md); ``seqbin``: the same, decoded;
+    ``seq_bin`` is the result: the bytes of the ``seq.bin`` file
+    (seqbin.md), what ``fetchc IN -o OUT`` writes.  ``seqbin`` is not a
+    second copy of it under another spelling but its decoded model (a
+    :class:`fetchc.seqbin.SeqBin`: tables, programs, MANIFEST), the one the
+    emitter wrote the bytes from, equal to ``fetchc.seqbin.read(seq_bin)``;
+    :attr:`programs`, :attr:`tables` and :meth:`program` read it.
     ``module``: the residual IR after the pipeline (``fetch_seq.table`` /
     ``fetch_seq.program`` ops and the downstream ``rngd`` ops)."""
 
     seq_bin: bytes
+    """The ``seq.bin`` file's bytes (seqbin.md): the primary result."""
     seqbin: SeqBin
+    """The decoded model of :attr:`seq_bin` (``fetchc.seqbin.read(seq_bin)``)."""
     module: ModuleOp
+    """The residual IR after the pipeline."""
 
     @property
     def programs(self) -> tuple[Program, ...]:

@@ -67,6 +67,12 @@ captured stdio) that is restarted when it dies or hangs; the harness itself
 uses one CPU core.  No third-party fuzzing engine is needed (atheris is not
 used); everything is driven by ``random.Random(--seed)``.
 
+The generated programs (and the chains ``mlir-mutate`` perturbs) come from
+``test/support/modgen.py``, the random valid-module generator the property
+tests use too (``modgen.generate`` on a ``RandomChooser``, with the
+``FUZZ`` / ``FUZZ_SMALL`` / ``FUZZ_BIG`` size profiles); this script puts
+``test/support`` on ``sys.path`` itself.
+
 Usage::
 
     python tools/fuzz.py --target mlir-mutate --seconds 600 --seed 1 --corpus-out /tmp/fz
@@ -104,6 +110,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The random-module generator is shared with the property tests: it lives in
+# test/support/modgen.py (imported as the top-level module ``modgen``; the
+# directory, not ``test``, goes on the path, as ``test`` is also a standard
+# library package).  Inserted from this file's location so that
+# ``python tools/fuzz.py`` works from any directory of a plain checkout.
+SUPPORT = REPO / "test" / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
+
+from modgen import (  # noqa: E402
+    BITS,
+    BLOCK,
+    FLOATS,
+    FUZZ,
+    FUZZ_BIG,
+    FUZZ_SMALL,
+    LOOKUPS,
+    SCALE_TYPE,
+    STORABLE,
+    ZERO_POINTS,
+    ZP_RESULT,
+    Chain,
+    Contract,
+    Dequant,
+    GenModule,
+    RandomChooser,
+    generate,
+)
+
 TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli")
 
 # ===========================================================================
@@ -493,323 +528,29 @@ def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool
 
 
 # ===========================================================================
-# Program generator (valid programs, and single-field perturbations)
+# Program generator (valid programs: test/support/modgen.py, shared with the
+# property tests), and single-field perturbations
 # ===========================================================================
 
-BITS = {"i4": 4, "i8": 8, "i16": 16, "i32": 32, "f4E2M1FN": 4, "f8E4M3FN": 8, "f8E5M2": 8, "bf16": 16,
-        "f32": 32, "f8E8M0FNU": 8}
-STORABLE = list(BITS)
-LOOKUP = {("f4E2M1FN", "f8E4M3FN"), ("f4E2M1FN", "f8E5M2"), ("f8E4M3FN", "bf16"), ("f8E5M2", "bf16")}
-CASTS = {("i4", "i32"), ("i8", "i32"), ("i16", "i32"), ("f8E4M3FN", "f32"), ("f8E5M2", "f32"), ("bf16", "f32"),
-         ("f32", "bf16")}
-ZP = {"i4": ("i5", -8, 7), "i8": ("i9", -128, 127)}
-CONVERTS = sorted(LOOKUP | CASTS | {("f4E2M1FN", "f32"), ("f8E4M3FN", "f8E4M3FN")})
-FLOATS = {"f4E2M1FN", "f8E4M3FN", "f8E5M2", "bf16", "f32", "f8E8M0FNU"}
+LOOKUP = set(LOOKUPS)
+ZP = {s: (ZP_RESULT[s], lo, hi) for s, (lo, hi) in ZERO_POINTS.items()}
 
 
-def stream_t(ctx: str, time_: list[int], packet: list[int], elem: str) -> str:
-    return f"!fetch.stream<{ctx}, [{', '.join(map(str, time_))}], [{', '.join(map(str, packet))}], {elem}>"
+def gen_module(rng: random.Random, profile=FUZZ, nfuncs: int | None = None) -> GenModule:
+    """A random valid module (:func:`modgen.generate` on ``rng``)."""
+    return generate(RandomChooser(rng), profile, nfuncs)
 
 
-def memref_t(shape: list[int], elem: str, layout: str | None = None) -> str:
-    dims = "x".join("?" if d is None else str(d) for d in shape)
-    return f"memref<{dims}x{elem}{', ' + layout if layout else ''}>"
-
-
-@dataclass
-class Chain:
-    """One fetch chain: ``fetch.fetch`` → stages → consumer."""
-
-    ctx: str = "main"
-    mem_shape: list = field(default_factory=lambda: [16, 16])
-    mem_elem: str = "i8"
-    mem_layout: str | None = None
-    stream_elem: str | None = None  # override of the fetch's result element type
-    time: list = field(default_factory=lambda: [16])
-    packet: list = field(default_factory=lambda: [16])
-    map: str | None = None
-    base: str | None = "0"
-    read_size: str | None = None
-    stages: list = field(default_factory=list)  # [op, out_elem, zp|None]
-    stage_stream: dict = field(default_factory=dict)  # stage index -> (ctx, time, packet) override
-    dequant: dict | None = None
-    consumer: str = "commit"
-    commit_elem: str | None = None
-    commit_numel_delta: int = 0
-    acc_elem: str | None = None
-    extra_use: bool = False
-    stream_arg: bool = False
-    raw_prop: str | None = None  # extra text inside the fetch's {...}
-
-    def numel(self) -> int:
-        n = 1
-        for d in self.time + self.packet:
-            n *= d
-        return n
-
-
-def _ops_after_fetch(c: Chain) -> list[tuple[str, str, int | None]]:
-    return [tuple(s) for s in c.stages]  # type: ignore[misc]
-
-
-def render_chain(c: Chain, k: int) -> tuple[list[str], list[str]]:
-    """Function arguments and body lines of chain ``k``."""
-    args: list[str] = []
-    body: list[str] = []
-    src = f"%m{k}"
-    args.append(f"{src}: {memref_t(c.mem_shape, c.mem_elem, c.mem_layout)}")
-    elem = c.stream_elem or c.mem_elem
-    cur_t = stream_t(c.ctx, c.time, c.packet, elem)
-    props = []
-    if c.base is not None:
-        props.append(f"base = {c.base} : i64")
-    if c.map is not None:
-        props.append(f"map = {c.map}")
-    if c.read_size is not None:
-        props.append(f"read_size = {c.read_size} : i64")
-    if c.raw_prop:
-        props.append(c.raw_prop)
-    prop_text = (" {" + ", ".join(props) + "}") if props else ""
-    if c.stream_arg:
-        args.append(f"%s{k}_0: {cur_t}")
-    else:
-        body.append(f"%s{k}_0 = fetch.fetch {src}{prop_text} : {memref_t(c.mem_shape, c.mem_elem, c.mem_layout)} -> {cur_t}")
-    cur = f"%s{k}_0"
-    ctx, time_, packet = c.ctx, list(c.time), list(c.packet)
-    for i, (op, out, zp) in enumerate(_ops_after_fetch(c)):
-        if i in c.stage_stream:
-            ctx, time_, packet = c.stage_stream[i]
-        out_t = stream_t(ctx, time_, packet, out)
-        res = f"%s{k}_{i + 1}"
-        if op == "fetch.zp_sub":
-            body.append(f"{res} = fetch.zp_sub {cur}, {zp} : {cur_t} -> {out_t}")
-        else:
-            body.append(f"{res} = {op} {cur} : {cur_t} -> {out_t}")
-        cur, cur_t, elem = res, out_t, out
-    if c.dequant is not None:
-        d = c.dequant
-        args.append(f"%bs{k}: {memref_t(d['bscale_shape'], d['bscale_elem'])}")
-        operands = f"{cur}, %bs{k}"
-        types = f"{cur_t}, {memref_t(d['bscale_shape'], d['bscale_elem'])}"
-        if d.get("gscale"):
-            args.append(f"%g{k}: f32")
-            operands += f", %g{k}"
-            types += ", f32"
-        dprops = [f'format = "{d["format"]}"']
-        if d.get("scale_base") is not None:
-            dprops.append(f"scale_base = {d['scale_base']} : i64")
-        out_t = stream_t(ctx, time_, packet, d.get("out_elem", "f32"))
-        body.append(f"%w{k} = fetch.dequant {operands} {{{', '.join(dprops)}}} : {types} -> {out_t}")
-        cur, cur_t, elem = f"%w{k}", out_t, d.get("out_elem", "f32")
-    numel = 1
-    for x in time_ + packet:
-        numel *= x
-    con = c.consumer
-    if con == "commit":
-        ce = c.commit_elem or elem
-        args.append(f"%o{k}: {memref_t([numel + c.commit_numel_delta], ce)}")
-        body.append(f"rngd.commit {cur}, %o{k} : {cur_t}, {memref_t([numel + c.commit_numel_delta], ce)}")
-    elif con in ("to_trf", "to_vrf"):
-        rt = "!rngd.trf" if con == "to_trf" else "!rngd.vrf"
-        body.append(f"%r{k} = rngd.{con} {cur} : {cur_t} -> {rt}<{elem}>")
-    elif con == "transpose":
-        tt = stream_t(ctx, list(reversed(packet)), list(reversed(time_)) or [1], elem)
-        body.append(f"%t{k} = rngd.transpose {cur} : {cur_t} -> {tt}")
-        args.append(f"%o{k}: {memref_t([numel], elem)}")
-        body.append(f"rngd.commit %t{k}, %o{k} : {tt}, {memref_t([numel], elem)}")
-    elif con == "switch_commit":
-        body.append(f"%sw{k} = rngd.switch {cur} : {cur_t} -> {cur_t}")
-        body.append(f"%co{k} = rngd.collect %sw{k} : {cur_t} -> {cur_t}")
-        args.append(f"%o{k}: {memref_t([numel], elem)}")
-        body.append(f"rngd.commit %co{k}, %o{k} : {cur_t}, {memref_t([numel], elem)}")
-    elif con == "contract":
-        acc = c.acc_elem or ("f32" if elem in FLOATS else "i32")
-        at = stream_t(ctx, time_, packet, acc)
-        args.append(f"%tw{k}: !rngd.trf<{'i8' if acc == 'i32' else 'f8E4M3FN'}>")
-        body.append(f"%sw{k} = rngd.switch {cur} : {cur_t} -> {cur_t}")
-        body.append(f"%co{k} = rngd.collect %sw{k} : {cur_t} -> {cur_t}")
-        body.append(
-            f"%ac{k} = rngd.contract_outer %co{k}, %tw{k} : {cur_t}, !rngd.trf<{'i8' if acc == 'i32' else 'f8E4M3FN'}> -> {at}"
-        )
-        args.append(f"%o{k}: {memref_t([numel], acc)}")
-        body.append(f"rngd.commit %ac{k}, %o{k} : {at}, {memref_t([numel], acc)}")
-    elif con == "none":
-        pass
-    if c.extra_use:
-        args.append(f"%x{k}: {memref_t([numel], elem)}")
-        body.append(f"rngd.commit {cur}, %x{k} : {cur_t}, {memref_t([numel], elem)}")
-    return args, body
-
-
-def render_module(funcs: list[tuple[str, list[Chain]]], extra_body: Callable[[list[str]], list[str]] | None = None) -> str:
-    out: list[str] = []
-    for fname, chains in funcs:
-        args: list[str] = []
-        body: list[str] = []
-        for k, c in enumerate(chains):
-            a, b = render_chain(c, k)
-            args += a
-            body += b
-        if extra_body is not None:
-            body = extra_body(body)
-        out.append(f"func.func @{fname}({', '.join(args)}) {{")
-        out += ["  " + line for line in body]
-        out.append("  func.return")
-        out.append("}")
-    return "\n".join(out) + "\n"
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-class Gen:
-    """Random valid fetch chains."""
-
-    def __init__(self, rng: random.Random, big: bool = False, small: bool = False):
-        self.rng = rng
-        self.big = big
-        self.small = small
-
-    def dim(self) -> int:
-        r = self.rng
-        if self.small:
-            return r.choice([1, 2, 3, 4, 8, 16, 32, 64])
-        if self.big and r.random() < 0.15:
-            return r.choice([65536, 65537, 131072, 1 << 20, 3 * 65536, 100000, 1 << 24])
-        return r.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 32, 64, 100, 128, 256, 1000, 4096])
-
-    def packet(self, elem: str, ctx: str, cast_out: str | None) -> int:
-        r = self.rng
-        bits = BITS[elem]
-        if ctx == "sub":
-            per = 64 // bits
-            return per * r.choice([1, 1, 2, 4, 8])
-        if bits == 4:
-            return r.choice([2, 4, 8, 16, 32, 64, 128])
-        return r.choice([1, 2, 3, 4, 8, 16, 32, 64, 100, 256])
-
-    def recipe(self, ctx: str) -> tuple[str, list, dict | None, str]:
-        """(memref elem, stages, dequant, kind)."""
-        r = self.rng
-        kinds = ["plain", "cast", "zp", "convert"] + (["lookup", "lookup_cast", "dequant"] if ctx == "main" else [])
-        kind = r.choice(kinds)
-        if kind == "plain":
-            return r.choice(STORABLE), [], None, kind
-        if kind == "cast":
-            pairs = sorted(CASTS)
-            if ctx == "sub":
-                pairs = [p for p in pairs if p != ("i4", "i32")]
-            s, d = r.choice(pairs)
-            return s, [["fetch.cast", d, None]], None, kind
-        if kind == "zp":
-            s = r.choice(["i4", "i8"])
-            out, lo, hi = ZP[s]
-            return s, [["fetch.zp_sub", out, r.choice([lo, hi, 0, r.randint(lo, hi)])]], None, kind
-        if kind == "convert":
-            pairs = CONVERTS if ctx == "main" else [p for p in CONVERTS if p in CASTS and p != ("i4", "i32")]
-            s, d = r.choice(pairs)
-            return s, [["fetch.convert", d, None]], None, kind
-        if kind == "lookup":
-            s, d = r.choice(sorted(LOOKUP))
-            return s, [["fetch.table_lookup", d, None]], None, kind
-        if kind == "lookup_cast":
-            s, d = r.choice(sorted(LOOKUP))
-            return s, [["fetch.table_lookup", d, None], ["fetch.cast", "f32" if d != "f32" else "bf16", None]], None, kind
-        fmt = r.choice(["nvfp4", "mxfp4"])
-        return "f4E2M1FN", [], {"format": fmt}, kind
-
-    def chain(self, ctx: str | None = None) -> Chain:
-        r = self.rng
-        ctx = ctx or r.choice(["main", "main", "main", "sub"])
-        elem, stages, dq, kind = self.recipe(ctx)
-        cast_out = next((s[1] for s in stages if s[0] in ("fetch.cast", "fetch.convert")), None)
-        c = Chain(ctx=ctx, mem_elem=elem, stages=stages)
-        if dq is not None:
-            block = 16 if dq["format"] == "nvfp4" else 32
-            rows = self.dim()
-            pk = block * r.choice([1, 1, 2, 4])
-            tiles = r.choice([1, 1, 2, 3, 4])
-            cols = pk * tiles
-            c.mem_shape = [rows, cols]
-            if tiles == 1 and r.random() < 0.7:
-                c.time, c.packet, c.map = [rows], [pk], None
-            else:
-                c.time, c.packet = [rows, tiles], [pk]
-                c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {pk} + d2)>"
-            c.dequant = {
-                "format": dq["format"],
-                "bscale_shape": [rows, cols // block],
-                "bscale_elem": "f8E4M3FN" if dq["format"] == "nvfp4" else "f8E8M0FNU",
-                "gscale": dq["format"] == "nvfp4",
-                "scale_base": r.choice([None, 8 * r.randint(0, 1 << 16)]),
-            }
-            c.base = str(8 * r.randint(0, 1 << 17))
-            c.consumer = r.choice(["commit", "commit", "contract", "to_vrf"])
-            return c
-        p = self.packet(elem, ctx, cast_out)
-        bits = BITS[elem]
-        layout = r.choice(["identity", "identity", "map_identity", "reshape", "offset", "strided", "transpose",
-                           "broadcast", "reverse"])
-        if bits == 4 and layout in ("transpose",):
-            layout = "identity"
-        if ctx == "sub" and layout in ("transpose",):
-            layout = "identity"
-        nt = r.choice([1, 1, 2, 3])
-        time_ = [self.dim() for _ in range(nt)]
-        if layout in ("identity", "map_identity"):
-            c.mem_shape, c.time, c.packet = time_ + [p], time_, [p]
-            if layout == "map_identity":
-                n = nt + 1
-                dims = ", ".join(f"d{i}" for i in range(n))
-                c.map = f"affine_map<({dims}) -> ({dims})>"
-        elif layout == "reshape":
-            a, b = self.dim(), r.choice([1, 2, 4, 8])
-            c.mem_shape, c.time, c.packet = [a, b * p], [a, b], [p]
-            c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {p} + d2)>"
-        elif layout == "offset":
-            a = self.dim()
-            k = r.choice([0, 2, 4, 8]) if bits == 4 else r.choice([0, 1, 2, 3, 8])
-            if ctx == "sub":
-                k = 64 // bits * r.choice([0, 1])
-            w = p + k + r.choice([0, 0, 2, 8])
-            c.mem_shape, c.time, c.packet = [a, w], [a], [p]
-            c.map = f"affine_map<(d0, d1) -> (d0, d1 + {k})>"
-        elif layout == "strided":
-            a = self.dim()
-            s = p + r.choice([0, 2, 8, 16])
-            off = r.choice([0, 2, 8, 64])
-            if ctx == "sub":
-                off = (64 // bits) * r.choice([0, 1, 2])
-            c.mem_shape, c.time, c.packet = [a, p], [a], [p]
-            c.mem_layout = f"strided<[{s}, 1], offset: {off}>"
-        elif layout == "transpose":
-            a, b = self.dim(), self.dim()
-            c.mem_shape, c.time, c.packet = [a, b], [b, a], [1]
-            c.map = "affine_map<(d0, d1, d2) -> (d1 + d2, d0)>"
-        elif layout == "broadcast":
-            kk, a = r.choice([2, 3, 4]), self.dim()
-            c.mem_shape, c.time, c.packet = [a, p], [kk, a], [p]
-            c.map = "affine_map<(d0, d1, d2) -> (d1, d2)>"
-        elif layout == "reverse":
-            a = self.dim()
-            c.mem_shape, c.time, c.packet = [a, p], [a], [p]
-            c.map = f"affine_map<(d0, d1) -> ({a - 1} - d0, d1)>"
-        c.base = str(r.choice([0, 8, 64, 4096, 8 * r.randint(0, 1 << 17), 6291456]))
-        if self.big and r.random() < 0.05:
-            c.base = str((1 << 32) - 8 * r.randint(1, 64))
-        out = c.stages[-1][1] if c.stages else elem
-        if out in ("i5", "i9"):
-            c.consumer = "contract"
-        else:
-            c.consumer = r.choice(["commit", "commit", "commit", "to_trf", "to_vrf", "transpose", "switch_commit",
-                                   "contract"])
-        return c
-
-    def module(self, nfuncs: int | None = None) -> list[tuple[str, list[Chain]]]:
-        r = self.rng
-        nfuncs = nfuncs or r.choice([1, 1, 1, 2, 3])
-        return [(f"k{i}", [self.chain() for _ in range(r.choice([1, 1, 2, 3, 4]))]) for i in range(nfuncs)]
+def rebase(gm: GenModule, rng: random.Random) -> None:
+    """Move every tensor of ``gm`` to a random address in the first 128 KiB
+    (inside the simulator's 1 MiB DM image; tensors may then overlap)."""
+    for f in gm.funcs:
+        for c in f.chains:
+            c.base = str(8 * rng.randint(0, 1 << 14))
+            if c.dequant:
+                c.dequant.scale_base = 8 * rng.randint(0, 1 << 14)
+            if c.refetch:
+                c.refetch.base = 8 * rng.randint(0, 1 << 14)
 
 
 # ---------------------------------------------------------------------------
@@ -824,8 +565,26 @@ def mutation(fn):
     return fn
 
 
-def _first_stage(c: Chain, op: str):
-    return next((s for s in c.stages if s[0] == op), None)
+def _tail(c: Chain, consumer: str) -> None:
+    """Replace the consumers of ``c`` by one of the mutations' fixed tails:
+    ``commit`` (into a 1-D memref), ``to_trf`` / ``to_vrf``, ``transpose``
+    (both shapes reversed, then commit), ``switch_commit`` (switch, collect,
+    commit), ``contract`` (switch, collect, a contraction with a ``!rngd.trf``
+    argument, commit of the accumulator) or ``none`` (the stream unused)."""
+    c.engines, c.contract, c.transpose, c.refetch = [], None, None, None
+    c.commit_shape = c.commit_layout = None
+    c.consumer = consumer
+    if consumer == "transpose":
+        c.transpose, c.consumer = "reverse", "commit"
+    elif consumer == "switch_commit":
+        c.engines, c.consumer = ["rngd.switch", "rngd.collect"], "commit"
+    elif consumer == "contract":
+        c.engines, c.contract, c.consumer = ["rngd.switch", "rngd.collect"], Contract(), "commit"
+
+
+def _last_elem(c: Chain) -> str:
+    """The element type of the chain's stream after its stages / dequant."""
+    return c.stages[-1][1] if c.stages else (c.dequant.out_elem if c.dequant else c.stream_elem or c.mem_elem)
 
 
 @mutation
@@ -841,7 +600,7 @@ def m_unsupported_memref_elem(c, r):
     c.mem_elem = c.stream_elem = r.choice(["f16", "f64", "i1", "i2", "i64", "ui8", "si8", "i5", "i9", "index",
                                            "f8E4M3FNUZ", "tf32", "complex<f32>"])
     c.stages, c.dequant = [], None
-    c.consumer = "commit"
+    _tail(c, "commit")
     return "error"
 
 
@@ -874,7 +633,8 @@ def m_zp_out_of_range(c, r):
     s = r.choice(["i4", "i8"])
     out, lo, hi = ZP[s]
     zp = r.choice([lo - 1, hi + 1, lo - 1, hi + 1, 1 << 31, -(1 << 31) - 1, 1 << 40, (1 << 31) - 1])
-    c.mem_elem, c.stages, c.dequant, c.consumer = s, [["fetch.zp_sub", out, zp]], None, "contract"
+    c.mem_elem, c.stages, c.dequant = s, [["fetch.zp_sub", out, zp]], None
+    _tail(c, "contract")
     _fit_packet(c)
     return "error"
 
@@ -883,7 +643,8 @@ def m_zp_out_of_range(c, r):
 def m_zp_bad_pair(c, r):
     """zero-point subtraction with a wrong widening (i4→i9, i16→...)."""
     s, d = r.choice([("i4", "i9"), ("i8", "i5"), ("i16", "i9"), ("i8", "i16"), ("f8E4M3FN", "i9")])
-    c.mem_elem, c.stages, c.dequant, c.consumer = s, [["fetch.zp_sub", d, 0]], None, "contract"
+    c.mem_elem, c.stages, c.dequant = s, [["fetch.zp_sub", d, 0]], None
+    _tail(c, "contract")
     _fit_packet(c)
     return "error"
 
@@ -892,7 +653,8 @@ def m_zp_bad_pair(c, r):
 def m_ninth_entry(c, r):
     """nine non-mergeable loop-nest entries (the table holds 8)."""
     n = r.choice([9, 9, 10])
-    c.mem_elem, c.stages, c.dequant, c.consumer, c.ctx = "i8", [], None, "commit", "main"
+    c.mem_elem, c.stages, c.dequant, c.ctx = "i8", [], None, "main"
+    _tail(c, "commit")
     sizes = [2] * n
     strides, acc = [], 1
     for sz in reversed(sizes):
@@ -908,7 +670,8 @@ def m_ninth_entry(c, r):
 @mutation
 def m_odd_nibble_offset(c, r):
     """a 4-bit read starting at an odd element offset."""
-    c.mem_elem, c.ctx, c.dequant, c.consumer = r.choice(["f4E2M1FN", "i4"]), "main", None, "commit"
+    c.mem_elem, c.ctx, c.dequant = r.choice(["f4E2M1FN", "i4"]), "main", None
+    _tail(c, "commit")
     c.stages = [["fetch.table_lookup", "f8E4M3FN", None]] if c.mem_elem == "f4E2M1FN" else []
     p = r.choice([2, 4, 16])
     a = r.choice([1, 4, 16])
@@ -925,8 +688,8 @@ def m_odd_nibble_offset(c, r):
 @mutation
 def m_stream_used_twice(c, r):
     """the last stream of the chain gets a second consumer."""
-    if c.consumer == "contract":
-        c.consumer = "commit"
+    if c.contract is not None:
+        _tail(c, "commit")
         if c.stages and c.stages[-1][0] == "fetch.zp_sub":
             c.stages = []
     c.extra_use = True
@@ -936,7 +699,7 @@ def m_stream_used_twice(c, r):
 @mutation
 def m_stream_unused(c, r):
     """the chain's last stream is never consumed."""
-    c.consumer = "none"
+    _tail(c, "none")
     return "error"
 
 
@@ -947,7 +710,7 @@ def m_lookup_on_sub(c, r):
     if c.dequant is None:
         s, d = r.choice(sorted(LOOKUP))
         c.mem_elem, c.stages = s, [["fetch.table_lookup", d, None]]
-        c.consumer = "commit"
+        _tail(c, "commit")
         _fit_packet(c)
     return "error"
 
@@ -956,29 +719,29 @@ def m_lookup_on_sub(c, r):
 def m_dequant_bad_layout(c, r):
     """a dequant whose block scales do not fit its packets."""
     fmt = r.choice(["nvfp4", "mxfp4"])
-    block = 16 if fmt == "nvfp4" else 32
+    block = BLOCK[fmt]
     rows = r.choice([1, 4, 64])
-    c.ctx, c.mem_elem, c.stages, c.consumer, c.mem_layout = "main", "f4E2M1FN", [], "commit", None
-    c.dequant = {"format": fmt, "bscale_shape": [rows, 4], "bscale_elem": "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU",
-                 "gscale": fmt == "nvfp4"}
+    c.ctx, c.mem_elem, c.stages, c.mem_layout = "main", "f4E2M1FN", [], None
+    _tail(c, "commit")
+    c.dequant = Dequant(fmt, [rows, 4], SCALE_TYPE[fmt], gscale=fmt == "nvfp4")
     how = r.choice(["packet_not_block", "scale_shape", "axis_not_blocks", "transposed", "offset_not_block"])
     if how == "packet_not_block":  # packets of half a block
         c.mem_shape, c.time, c.packet = [rows, block * 4], [rows, 8], [block // 2]
         c.map = f"affine_map<(d0, d1, d2) -> (d0, d1 * {block // 2} + d2)>"
     elif how == "scale_shape":
         c.mem_shape, c.time, c.packet, c.map = [rows, block * 4], [rows], [block * 4], None
-        c.dequant["bscale_shape"] = r.choice([[rows, 3], [rows + 1, 4], [rows * 4], [4, rows + 1]])
+        c.dequant.bscale_shape = r.choice([[rows, 3], [rows + 1, 4], [rows * 4], [4, rows + 1]])
     elif how == "axis_not_blocks":
         c.mem_shape, c.time, c.packet, c.map = [rows, block + 2], [rows], [block + 2], None
-        c.dequant["bscale_shape"] = [rows, 1]
+        c.dequant.bscale_shape = [rows, 1]
     elif how == "transposed":  # packet walks the rows, not the input axis
         c.mem_shape, c.time, c.packet = [block * 2, block * 4], [block * 4], [block * 2]
         c.map = "affine_map<(d0, d1) -> (d1, d0)>"
-        c.dequant["bscale_shape"] = [block * 2, 4]
+        c.dequant.bscale_shape = [block * 2, 4]
     else:
         c.mem_shape, c.time, c.packet = [rows, block * 5], [rows], [block * 4]
         c.map = "affine_map<(d0, d1) -> (d0, d1 + 2)>"
-        c.dequant["bscale_shape"] = [rows, 5]
+        c.dequant.bscale_shape = [rows, 5]
     return "error"
 
 
@@ -986,23 +749,23 @@ def m_dequant_bad_layout(c, r):
 def m_dequant_bad_operands(c, r):
     """a dequant with a wrong format, scale type, tensor scale or input."""
     fmt = r.choice(["nvfp4", "mxfp4"])
-    block = 16 if fmt == "nvfp4" else 32
-    c.ctx, c.mem_elem, c.consumer, c.mem_layout, c.map = "main", "f4E2M1FN", "commit", None, None
+    block = BLOCK[fmt]
+    c.ctx, c.mem_elem, c.mem_layout, c.map = "main", "f4E2M1FN", None, None
+    _tail(c, "commit")
     c.mem_shape, c.time, c.packet = [4, block * 2], [4], [block * 2]
     c.stages = []
-    c.dequant = {"format": fmt, "bscale_shape": [4, 2], "bscale_elem": "f8E4M3FN" if fmt == "nvfp4" else "f8E8M0FNU",
-                 "gscale": fmt == "nvfp4"}
+    c.dequant = Dequant(fmt, [4, 2], SCALE_TYPE[fmt], gscale=fmt == "nvfp4")
     how = r.choice(["format", "scale_elem", "gscale", "from_stage", "out_elem", "in_elem"])
     if how == "format":
-        c.dequant["format"] = r.choice(["fp4", "NVFP4", "", "mxfp8"])
+        c.dequant.format = r.choice(["fp4", "NVFP4", "", "mxfp8"])
     elif how == "scale_elem":
-        c.dequant["bscale_elem"] = "f8E8M0FNU" if fmt == "nvfp4" else "f8E4M3FN"
+        c.dequant.bscale_elem = "f8E8M0FNU" if fmt == "nvfp4" else "f8E4M3FN"
     elif how == "gscale":
-        c.dequant["gscale"] = not c.dequant["gscale"]
+        c.dequant.gscale = not c.dequant.gscale
     elif how == "from_stage":
         c.stages = [["fetch.convert", "f4E2M1FN", None]]
     elif how == "out_elem":
-        c.dequant["out_elem"] = r.choice(["bf16", "f8E4M3FN"])
+        c.dequant.out_elem = r.choice(["bf16", "f8E4M3FN"])
     else:
         c.mem_elem = "i4"
     return "error"
@@ -1018,13 +781,14 @@ def m_base_misaligned(c, r):
 @mutation
 def m_out_of_bounds(c, r):
     """reads past the end of the memref."""
-    c.stages, c.dequant, c.consumer, c.ctx = [], None, "commit", "main"
+    c.stages, c.dequant, c.ctx = [], None, "main"
+    _tail(c, "commit")
     c.mem_elem = r.choice(["i8", "bf16", "f32"])
     a, p = r.choice([1, 4, 16]), r.choice([4, 8, 16])
     c.mem_layout = None
     c.mem_shape, c.time, c.packet = [a, p], [a], [p]
-    c.map = r.choice([f"affine_map<(d0, d1) -> (d0, d1 + {p})>", f"affine_map<(d0, d1) -> (d0 + 1, d1)>",
-                      "affine_map<(d0, d1) -> (d0 - 1, d1)>", f"affine_map<(d0, d1) -> (d0 * 2, d1)>"])
+    c.map = r.choice([f"affine_map<(d0, d1) -> (d0, d1 + {p})>", "affine_map<(d0, d1) -> (d0 + 1, d1)>",
+                      "affine_map<(d0, d1) -> (d0 - 1, d1)>", "affine_map<(d0, d1) -> (d0 * 2, d1)>"])
     if a == 1 and "d0 * 2" in c.map:
         c.map = "affine_map<(d0, d1) -> (d0 + 1, d1)>"
     return "error"
@@ -1046,7 +810,7 @@ def m_stage_order(c, r):
         c.mem_elem, c.stages = "i8", [["fetch.zp_sub", "i9", 0], ["fetch.cast", "i32", None]]
     else:
         c.mem_elem, c.stages = "f32", [["fetch.cast", "bf16", None], ["fetch.table_lookup", "f32", None]]
-    c.consumer = "commit"
+    _tail(c, "commit")
     _fit_packet(c)
     return "error"
 
@@ -1056,7 +820,7 @@ def m_i9_to_commit(c, r):
     """an i5/i9 stream committed, staged or transposed (contraction only)."""
     s = r.choice(["i4", "i8"])
     c.mem_elem, c.stages, c.dequant, c.ctx = s, [["fetch.zp_sub", ZP[s][0], 0]], None, "main"
-    c.consumer = r.choice(["commit", "to_trf", "to_vrf", "transpose", "switch_commit"])
+    _tail(c, r.choice(["commit", "to_trf", "to_vrf", "transpose", "switch_commit"]))
     _fit_packet(c)
     return "error"
 
@@ -1083,9 +847,8 @@ def m_convert_impossible(c, r):
     """a fetch.convert with no legal stage chain."""
     s, d = r.choice([("f32", "f8E4M3FN"), ("i32", "i8"), ("f4E2M1FN", "i8"), ("bf16", "f8E5M2"), ("f4E2M1FN", "bf16"),
                      ("f8E8M0FNU", "f32"), ("i8", "i9"), ("i4", "i5"), ("f32", "f16"), ("i16", "f32")])
-    c.mem_elem, c.stages, c.dequant, c.ctx, c.consumer = s, [["fetch.convert", d, None]], None, "main", "commit"
-    if d in ("i5", "i9"):
-        c.consumer = "contract"
+    c.mem_elem, c.stages, c.dequant, c.ctx = s, [["fetch.convert", d, None]], None, "main"
+    _tail(c, "contract" if d in ("i5", "i9") else "commit")
     _fit_packet(c)
     return "error"
 
@@ -1093,7 +856,8 @@ def m_convert_impossible(c, r):
 @mutation
 def m_nonlinear_map(c, r):
     """a map with mod / floordiv / ceildiv / a product of dims / a symbol."""
-    c.dequant, c.stages, c.consumer = None, [], "commit"
+    c.dequant, c.stages = None, []
+    _tail(c, "commit")
     c.mem_elem, c.ctx, c.mem_layout = "i8", "main", None
     c.mem_shape, c.time, c.packet = [16, 16], [16], [16]
     c.map = r.choice(["affine_map<(d0, d1) -> (d0 mod 16, d1)>", "affine_map<(d0, d1) -> (d0 floordiv 2, d1)>",
@@ -1105,7 +869,8 @@ def m_nonlinear_map(c, r):
 @mutation
 def m_map_arity(c, r):
     """a map with the wrong number of dims or results, or none when needed."""
-    c.dequant, c.stages, c.consumer, c.mem_elem, c.ctx, c.mem_layout = None, [], "commit", "i8", "main", None
+    c.dequant, c.stages, c.mem_elem, c.ctx, c.mem_layout = None, [], "i8", "main", None
+    _tail(c, "commit")
     c.mem_shape, c.time, c.packet = [16, 16], [16], [16]
     c.map = r.choice(["affine_map<(d0) -> (d0, d0)>", "affine_map<(d0, d1, d2) -> (d0, d1)>",
                       "affine_map<(d0, d1) -> (d0)>", "affine_map<(d0, d1) -> (d0, d1, 0)>"])
@@ -1117,7 +882,8 @@ def m_map_arity(c, r):
 @mutation
 def m_entry_too_big(c, r):
     """a dimension > 65536 that cannot be split into two entries."""
-    c.dequant, c.stages, c.consumer, c.mem_elem, c.ctx, c.mem_layout, c.map = None, [], "to_vrf", "i8", "main", None, None
+    c.dequant, c.stages, c.mem_elem, c.ctx, c.mem_layout, c.map = None, [], "i8", "main", None, None
+    _tail(c, "to_vrf")
     n = r.choice([65537, 65539, 2 * 65537, 131071, 65536 * 65537])
     c.mem_shape, c.time, c.packet = [n, 1], [n], [1]
     return "error"
@@ -1127,7 +893,8 @@ def m_entry_too_big(c, r):
 def m_bad_read_size(c, r):
     """a pinned read_size that is illegal (0, -1, 3, too big, over a flit)."""
     c.dequant, c.ctx, c.mem_layout, c.map = None, "main", None, None
-    c.mem_elem, c.stages, c.consumer = "i8", [["fetch.cast", "i32", None]], "commit"
+    c.mem_elem, c.stages = "i8", [["fetch.cast", "i32", None]]
+    _tail(c, "commit")
     c.mem_shape, c.time, c.packet = [16, 32], [16], [32]
     c.read_size = str(r.choice([0, -1, 3, 16, 32, 64, 1 << 40]))
     return "error"
@@ -1136,7 +903,8 @@ def m_bad_read_size(c, r):
 @mutation
 def m_sub_read_not_8_bytes(c, r):
     """a sub-context packet that is not a whole number of 8-byte reads."""
-    c.dequant, c.ctx, c.mem_layout, c.map, c.stages, c.consumer = None, "sub", None, None, [], "to_trf"
+    c.dequant, c.ctx, c.mem_layout, c.map, c.stages = None, "sub", None, None, []
+    _tail(c, "to_trf")
     c.mem_elem = r.choice(["i8", "bf16", "f32"])
     p = {"i8": r.choice([1, 4, 12]), "bf16": r.choice([1, 2, 6]), "f32": r.choice([1, 3])}[c.mem_elem]
     c.mem_shape, c.time, c.packet = [8, p], [8], [p]
@@ -1188,24 +956,25 @@ def m_unknown_context(c, r):
 @mutation
 def m_commit_mismatch(c, r):
     """a commit into a memref of another size or element type."""
-    if c.consumer != "commit":
-        c.consumer = "commit"
+    if c.consumer != "commit" or c.contract is not None:
+        _tail(c, "commit")
         if c.stages and c.stages[-1][0] == "fetch.zp_sub":
             c.stages = []
+    c.refetch = None
     if r.random() < 0.5:
         c.commit_numel_delta = r.choice([1, -1, 7])
     else:
-        last = c.stages[-1][1] if c.stages else ("f32" if c.dequant else c.stream_elem or c.mem_elem)
-        c.commit_elem = r.choice([e for e in STORABLE if e != last])
+        c.commit_elem = r.choice([e for e in STORABLE if e != _last_elem(c)])
     return "error"
 
 
 @mutation
 def m_bad_accumulator(c, r):
     """a contraction accumulating into the wrong type."""
-    c.consumer = "contract"
-    last = c.stages[-1][1] if c.stages else ("f32" if c.dequant else c.stream_elem or c.mem_elem)
-    c.acc_elem = "i32" if last in FLOATS else r.choice(["f32", "i16", "bf16"])
+    if c.contract is None:
+        _tail(c, "contract")
+    assert c.contract is not None
+    c.contract.acc_elem = "i32" if _last_elem(c) in FLOATS else r.choice(["f32", "i16", "bf16"])
     return "error"
 
 
@@ -1213,7 +982,8 @@ def m_bad_accumulator(c, r):
 def m_huge_shapes(c, r):
     """huge memref / stream dimensions (must not hang or allocate)."""
     n = r.choice([1 << 31, 1 << 32, (1 << 32) * 65536, 1 << 62, 10 ** 30, 65536 * 65536])
-    c.dequant, c.stages, c.consumer, c.mem_layout, c.ctx = None, [], "to_vrf", None, "main"
+    c.dequant, c.stages, c.mem_layout, c.ctx = None, [], None, "main"
+    _tail(c, "to_vrf")
     c.mem_elem = "i8"
     which = r.choice(["time", "packet", "both"])
     if which == "time":
@@ -1231,7 +1001,7 @@ def m_huge_numbers(c, r):
     big = r.choice([1 << 64, -(1 << 64), 10 ** 40, (1 << 63) - 1, -(1 << 63)])
     which = r.choice(["map_const", "map_coeff", "stride", "offset", "read_size", "zp"])
     c.dequant = None
-    c.time = [max(2, c.time[0])] + c.time[1:]  # a size-1 dim vanishes, whatever its stride
+    c.time = [max(2, c.time[0] if c.time else 2)] + c.time[1:]  # a size-1 dim vanishes, whatever its stride
     if which == "map_const":
         c.map = "affine_map<(d0, d1) -> (d0, d1 + %d)>" % big
         c.time, c.packet = c.time[:1], c.packet[:1]
@@ -1251,7 +1021,8 @@ def m_huge_numbers(c, r):
     elif which == "read_size":
         c.read_size = str(big)
     else:
-        c.mem_elem, c.stages, c.consumer = "i8", [["fetch.zp_sub", "i9", big]], "contract"
+        c.mem_elem, c.stages = "i8", [["fetch.zp_sub", "i9", big]]
+        _tail(c, "contract")
         c.stream_elem = None
         _fit_packet(c)
     return "error"
@@ -1294,6 +1065,10 @@ def _fit_packet(c: Chain) -> None:
     p = 16 if c.ctx == "main" else max(1, 64 // bits)
     c.mem_shape, c.time, c.packet, c.map, c.mem_layout = [8, p], [8], [p], None, None
     c.dequant = None
+    # The consumers follow the new shape.
+    c.commit_shape = c.commit_layout = c.refetch = None
+    if c.transpose is not None:
+        c.transpose = "reverse"
 
 
 @mutation
@@ -1343,14 +1118,12 @@ def apply_text_mutation(text: str, how: str, rng: random.Random) -> str:
 def mutate_program(rng: random.Random) -> tuple[str, str, str]:
     """A valid generated module with one chain perturbed.  Returns
     ``(text, mutation name, expectation)``."""
-    gen = Gen(rng)
-    funcs = gen.module(nfuncs=rng.choice([1, 1, 2]))
-    fi = rng.randrange(len(funcs))
-    ci = rng.randrange(len(funcs[fi][1]))
+    gm = gen_module(rng, FUZZ, nfuncs=rng.choice([1, 1, 2]))
+    chains = gm.funcs[rng.randrange(len(gm.funcs))].chains
     name = rng.choice(sorted(MUTATIONS))
-    chain = funcs[fi][1][ci]
+    chain = chains[rng.randrange(len(chains))]
     expect = MUTATIONS[name](chain, rng)
-    text = render_module(funcs)
+    text = gm.text
     how = chain.__dict__.pop("_text_mutation", None)
     if how:
         text = apply_text_mutation(text, how, rng)
@@ -1529,9 +1302,9 @@ def mlir_seeds(rng: random.Random) -> list[bytes]:
         for chunk in re.split(r"(?m)^// -----.*$", text):
             if chunk.strip():
                 seeds.append(chunk.encode())
-    gen = Gen(random.Random(rng.random()))
+    grng = random.Random(rng.random())
     for _ in range(40):
-        seeds.append(render_module(gen.module()).encode())
+        seeds.append(gen_module(grng).text.encode())
     return seeds
 
 
@@ -1781,7 +1554,7 @@ class Fuzzer:
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
             if rng.random() < 0.005:  # deep scf.execute_region nesting (issue 10 item 5)
                 depth = rng.choice([50, 200, 1000, 2000, 3000, 4000])
-                body = render_module(Gen(rng, small=True).module(nfuncs=1)) if rng.random() < 0.5 else ""
+                body = gen_module(rng, FUZZ_SMALL, nfuncs=1).text if rng.random() < 0.5 else ""
                 data = deep_regions(depth, rng, body)
                 stats.notes["deep-regions"] += 1
             else:
@@ -1825,10 +1598,9 @@ class Fuzzer:
         from fetchc.seqbin import read  # noqa: PLC0415
 
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
-            gen = Gen(rng, big=rng.random() < 0.3)
-            funcs = gen.module()
-            text = render_module(funcs).encode()
-            nprog = sum(len(ch) + sum(1 for c in ch if c.dequant) for _, ch in funcs)
+            gm = gen_module(rng, FUZZ_BIG if rng.random() < 0.3 else FUZZ)
+            text = gm.text.encode()
+            nprog = sum(f.programs() for f in gm.funcs)
             stats.inputs += 1
             res = self.compile_job(text)
             v = judge(res, tool="compile", out_name="out.bin", source=text)
@@ -1837,7 +1609,7 @@ class Fuzzer:
             if v.ok and res["rc"] == 0:
                 sb = read(res["files"]["out.bin"])
                 names = [p.name for p in sb.programs]
-                want = [f"{f}/{i}" for f, ch in funcs for i in range(len(ch) + sum(1 for c in ch if c.dequant))]
+                want = [f"{f.name}/{i}" for f in gm.funcs for i in range(f.programs())]
                 if len(sb.programs) != nprog or names != want:
                     v = Verdict(False, "lost", f"{len(sb.programs)} programs {names[:8]} for {nprog} fetches {want[:8]}")
                 stats.notes["compiled"] += 1
@@ -1899,14 +1671,9 @@ class Fuzzer:
         tries = 0
         while len(seeds) < 40 and tries < 400:
             tries += 1
-            gen = Gen(rng, small=True)
-            funcs = [(f"k{i}", [gen.chain() for _ in range(rng.choice([1, 2, 3]))]) for i in range(rng.choice([1, 2]))]
-            for _, chains in funcs:
-                for c in chains:  # inside the simulator's 1 MiB DM image
-                    c.base = str(8 * rng.randint(0, 1 << 14))
-                    if c.dequant:
-                        c.dequant["scale_base"] = 8 * rng.randint(0, 1 << 14)
-            res = self.compile_job(render_module(funcs).encode())
+            gm = gen_module(rng, FUZZ_SMALL, nfuncs=rng.choice([1, 2]))
+            rebase(gm, rng)  # inside the simulator's 1 MiB DM image
+            res = self.compile_job(gm.text.encode())
             if res["rc"] == 0 and res["files"].get("out.bin", SENTINEL) != SENTINEL:
                 seeds.append(res["files"]["out.bin"])
         for p in sorted((REPO / "test").rglob("*.bin")):
@@ -1977,7 +1744,7 @@ class Fuzzer:
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
             k = rng.random()
             if k < 0.6:
-                text = render_module(Gen(rng, small=rng.random() < 0.5).module()).encode()
+                text = gen_module(rng, FUZZ_SMALL if rng.random() < 0.5 else FUZZ).text.encode()
             elif k < 0.9 and seeds:
                 text = rng.choice(seeds)
             else:
@@ -2063,13 +1830,10 @@ class Fuzzer:
         DM image) and the image, in ``d``."""
         rng = self.rng
         for _ in range(50):
-            gen = Gen(rng, small=True)
-            funcs = [("k", [gen.chain() for _ in range(rng.choice([1, 2, 3]))])]
-            for c in funcs[0][1]:
-                c.base = str(8 * rng.randint(0, 1 << 14))
-                if c.dequant:
-                    c.dequant["scale_base"] = 8 * rng.randint(0, 1 << 14)
-            text = render_module(funcs).encode()
+            gm = gen_module(rng, FUZZ_SMALL, nfuncs=1)
+            gm.funcs[0].name = "k"
+            rebase(gm, rng)
+            text = gm.text.encode()
             Path(d, "k.mlir").write_bytes(text)
             r = self._fetchc(["k.mlir", "-o", "k.bin"], d)
             if r["rc"] == 0:

@@ -784,58 +784,84 @@ def _run_rows(
         return
 
     n1, s1 = outer[-1]
+    rows = math.prod(n for n, _ in outer[:-1]) * n1
+    row_start = _row_start(outer, u0, upe)
+    per_item = max(1, unit_chunk // row_units)
+    if row_units > unit_chunk:  # long rows: one row per work item, sliced
+        work, per_item = _long_rows(row_start, L, upe, unit_chunk, units, finish, out, done), 1
+    elif n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views
+        work = _strided_rows(row_start, n1, s1, L, upe, units, finish, out, done)
+    else:  # short irregular rows: one index per unit
+        work = _indexed_rows(row_start, L, upe, units, finish, out, done)
+    _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
+
+
+def _row_start(outer: list[tuple[int, int]], u0: int, upe: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The function giving the unit index of the first unit of rows ``r``
+    (numbered in hardware order) of a nest whose entries above the row are
+    ``outer``."""
+    n1, s1 = outer[-1]
     glim = [n for n, _ in outer[:-1]]
     gstr = [s for _, s in outer[:-1]]
-    rows = math.prod(glim) * n1
 
     def row_start(r: np.ndarray) -> np.ndarray:
-        """Unit index of the first unit of rows ``r`` (hardware order)."""
         g, j = np.divmod(r, n1)
         return u0 + (_nest_offsets(g, glim, gstr) + j * np.int64(s1)) // upe
 
-    if row_units > unit_chunk:  # long rows: one row per work item, sliced
+    return row_start
 
-        def work(lo: int, hi: int) -> None:
-            for r in range(lo, hi):
-                start = int(row_start(np.array([r]))[0])
-                for c in range(0, row_units, unit_chunk):
-                    c2 = min(c + unit_chunk, row_units)
-                    finish(units[start + c : start + c2], out[r * L + c * upe : r * L + c2 * upe])
-                    done(r * L + c * upe, r * L + c2 * upe)
 
-        _run_chunks(rows, 1, work, threads, _Scaled(progress, L))
-        return
+def _long_rows(row_start, L, upe, unit_chunk, units, finish, out, done) -> Callable[[int, int], None]:
+    """The work on rows ``[lo, hi)`` of ``L`` elements each, every row read
+    as slices of at most ``unit_chunk`` units."""
+    row_units = L // upe
 
-    per_item = max(1, unit_chunk // row_units)
-    if n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views
-        step = (s1 // upe) * units.itemsize
+    def work(lo: int, hi: int) -> None:
+        for r in range(lo, hi):
+            start = int(row_start(np.array([r]))[0])
+            for c in range(0, row_units, unit_chunk):
+                c2 = min(c + unit_chunk, row_units)
+                finish(units[start + c : start + c2], out[r * L + c * upe : r * L + c2 * upe])
+                done(r * L + c * upe, r * L + c2 * upe)
 
-        def work(lo: int, hi: int) -> None:
-            r = lo
-            while r < hi:
-                r2 = min(hi, (r // n1 + 1) * n1)  # stay inside one group
-                first = int(row_start(np.array([r]))[0])
-                low = first + min(0, (r2 - r - 1) * (s1 // upe))
-                view = np.lib.stride_tricks.as_strided(
-                    units[low:], shape=(r2 - r, row_units), strides=(abs(step), units.itemsize), writeable=False
-                )
-                if step < 0:
-                    view = view[::-1]
-                finish(np.ascontiguousarray(view).reshape(-1), out[r * L : r2 * L])
-                done(r * L, r2 * L)
-                r = r2
+    return work
 
-        _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
-        return
 
-    col = np.arange(row_units, dtype=np.int64)
+def _strided_rows(row_start, n1, s1, L, upe, units, finish, out, done) -> Callable[[int, int], None]:
+    """The work on rows ``[lo, hi)`` of ``L`` elements each, read group by
+    group (``n1`` rows spaced by ``s1`` elements) through strided views."""
+    row_units = L // upe
+    step = (s1 // upe) * units.itemsize
 
-    def work(lo: int, hi: int) -> None:  # short irregular rows: one index per unit
+    def work(lo: int, hi: int) -> None:
+        r = lo
+        while r < hi:
+            r2 = min(hi, (r // n1 + 1) * n1)  # stay inside one group
+            first = int(row_start(np.array([r]))[0])
+            low = first + min(0, (r2 - r - 1) * (s1 // upe))
+            view = np.lib.stride_tricks.as_strided(
+                units[low:], shape=(r2 - r, row_units), strides=(abs(step), units.itemsize), writeable=False
+            )
+            if step < 0:
+                view = view[::-1]
+            finish(np.ascontiguousarray(view).reshape(-1), out[r * L : r2 * L])
+            done(r * L, r2 * L)
+            r = r2
+
+    return work
+
+
+def _indexed_rows(row_start, L, upe, units, finish, out, done) -> Callable[[int, int], None]:
+    """The work on rows ``[lo, hi)`` of ``L`` elements each, gathered through
+    one index per unit."""
+    col = np.arange(L // upe, dtype=np.int64)
+
+    def work(lo: int, hi: int) -> None:
         starts = row_start(np.arange(lo, hi, dtype=np.int64))
         finish(units[(starts[:, None] + col[None, :]).reshape(-1)], out[lo * L : hi * L])
         done(lo * L, hi * L)
 
-    _run_chunks(rows, per_item, work, threads, _Scaled(progress, L))
+    return work
 
 
 def _run_elements(

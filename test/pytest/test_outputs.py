@@ -29,30 +29,12 @@ import numpy as np
 import pytest
 
 from fetchc import outputs
-from fetchc.seqbin import Program, SeqBin, write
-from fetchc.target import I8, I32
+from fetchc.seqbin import SeqBin, write
 
-DECODE = """\
-func.func @decode(%w: memref<64x16xf4E2M1FN>, %out: memref<64x16xf8E4M3FN>) {
-  %s = fetch.fetch %w {base = 4096 : i64} : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
-  %d = fetch.convert %s : !fetch.stream<main, [64], [16], f4E2M1FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
-  rngd.commit %d, %out : !fetch.stream<main, [64], [16], f8E4M3FN>, memref<64x16xf8E4M3FN>
-  func.return
-}
-"""
+from samples import DECODE, i8_program
+
 FETCHC = [sys.executable, "-m", "fetchc.cli"]
 HAVE_PROC_FD = os.path.isdir("/proc/self/fd") and os.path.exists("/dev/stdout")
-
-
-def prog(name: str, base: int, cast: bool = False) -> Program:
-    """An ``i8`` program reading 64 bytes at ``base`` as 4 packets of 16:
-    a copy (``i8``), or sign-extended to ``i32`` with ``cast``."""
-    return Program(
-        name=name, unit=0, in_dtype=I8, out_dtype=I32 if cast else I8, base=base, packet_size=16,
-        fetch_size=8 if cast else 16, limits=(64,), strides=(1,), stages=2 if cast else 0, table=None,
-        type_conversion=1 if cast else None, zero_point0=0, num_zero_points=0, zp_mode=0,
-        flit_count=2 if cast else 1, words_per_packet=2 if cast else 1,
-    )  # fmt: skip
 
 
 def expected(dm: bytes, base: int, cast: bool = False) -> np.ndarray:
@@ -63,7 +45,7 @@ def expected(dm: bytes, base: int, cast: bool = False) -> np.ndarray:
 @pytest.fixture
 def sim_files(tmp_path: Path):
     dm = bytes((i * 37 + 11) % 256 for i in range(256))
-    sb = SeqBin((), (prog("a/0", 0), prog("b/0", 64, cast=True)))
+    sb = SeqBin((), (i8_program("a/0", 0), i8_program("b/0", 64, cast=True)))
     (tmp_path / "p.bin").write_bytes(write(sb))
     (tmp_path / "dm.bin").write_bytes(dm)
     (tmp_path / "k.mlir").write_text(DECODE)
@@ -311,7 +293,7 @@ TRICKY = ["file", "allow_pickle", "a/b", "args", "kwds", "x y", "\u00e9t\u00e9",
 
 def test_npz_keys_are_program_names_whatever_they_are(tmp_path):
     dm = bytes(range(256)) * 3
-    sb = SeqBin((), tuple(prog(n, 64 * (i % 10)) for i, n in enumerate(TRICKY)))
+    sb = SeqBin((), tuple(i8_program(n, 64 * (i % 10)) for i, n in enumerate(TRICKY)))
     (tmp_path / "p.bin").write_bytes(write(sb))
     (tmp_path / "dm.bin").write_bytes(dm)
     r = run(["sim", "p.bin", "--dm", "dm.bin", "-o", "out.npz"], tmp_path, capture_output=True, text=True)
@@ -326,7 +308,7 @@ def test_npz_with_a_program_named_file_and_allow_pickle_in_process(tmp_path):
     from fetchc.cli import main_sim
 
     dm = bytes(range(256))
-    sb = SeqBin((), (prog("file", 0), prog("allow_pickle", 64, cast=True)))
+    sb = SeqBin((), (i8_program("file", 0), i8_program("allow_pickle", 64, cast=True)))
     (tmp_path / "p.bin").write_bytes(write(sb))
     (tmp_path / "dm.bin").write_bytes(dm)
     out = tmp_path / "out.npz"
@@ -343,7 +325,7 @@ def test_npz_names_numpy_would_confuse_are_an_error(tmp_path, capsys):
     from fetchc.cli import main_sim
 
     dm = bytes(range(256))
-    sb = SeqBin((), (prog("x", 0), prog("x.npy", 64)))
+    sb = SeqBin((), (i8_program("x", 0), i8_program("x.npy", 64)))
     (tmp_path / "p.bin").write_bytes(write(sb))
     (tmp_path / "dm.bin").write_bytes(dm)
     out = tmp_path / "out.npz"

@@ -24,25 +24,15 @@ import pytest
 
 from fetchc import cli
 from fetchc.cli import main, main_sim
-from fetchc.seqbin import Program, SeqBin, write
-from fetchc.target import I8, I32
+from fetchc.seqbin import SeqBin, write
+
+from samples import i8_program
 
 resource = pytest.importorskip("resource")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
 FETCHC = [sys.executable, "-m", "fetchc.cli"]
-
-
-def prog(name: str, base: int, cast: bool = False) -> Program:
-    """64 ``i8`` at ``base`` as 4 packets of 16: copied (64 bytes out) or
-    sign-extended to ``i32`` (256 bytes out)."""
-    return Program(
-        name=name, unit=0, in_dtype=I8, out_dtype=I32 if cast else I8, base=base, packet_size=16,
-        fetch_size=8 if cast else 16, limits=(64,), strides=(1,), stages=2 if cast else 0, table=None,
-        type_conversion=1 if cast else None, zero_point0=0, num_zero_points=0, zp_mode=0,
-        flit_count=2 if cast else 1, words_per_packet=2 if cast else 1,
-    )  # fmt: skip
 
 
 def _limited(mib: int):
@@ -180,7 +170,7 @@ def test_numpy_that_cannot_be_mapped_is_not_enough_memory(monkeypatch, capsys, t
 def three_programs(tmp_path):
     """Three programs of 256 output bytes each (i8 -> i32) on a 256-byte
     image: each needs 512 bytes with the image, all three 1024."""
-    sb = SeqBin((), (prog("p/0", 0, True), prog("p/1", 64, True), prog("p/2", 128, True)))
+    sb = SeqBin((), (i8_program("p/0", 0, True), i8_program("p/1", 64, True), i8_program("p/2", 128, True)))
     (tmp_path / "p.bin").write_bytes(write(sb))
     (tmp_path / "dm.bin").write_bytes(bytes(range(256)))
     return tmp_path

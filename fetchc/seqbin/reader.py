@@ -12,6 +12,7 @@ is one sentence ending in a period.
 
 from __future__ import annotations
 
+import re
 import zlib
 
 from fetchc.seqbin.format import (
@@ -105,7 +106,10 @@ def _check_header(data: bytes) -> tuple[int, int, int]:
     if n < HEADER_SIZE:
         raise SeqBinError(f"file is {n} bytes, shorter than the {HEADER_SIZE}-byte header.")
     if data[0:4] != MAGIC:
-        raise SeqBinError(f"wrong magic: expected {MAGIC!r}, got {data[0:4]!r}.")
+        hint = ""
+        if re.match(rb"\s*(?://|#\w|!\w|func\.func|builtin\.module|module\b|\"builtin\.module\")", data[:256]):
+            hint = " This looks like MLIR text: compile it first (fetchc in.mlir -o seq.bin)."
+        raise SeqBinError(f"wrong magic: expected {MAGIC!r}, got {data[0:4]!r}.{hint}")
     major, minor = _u(data, 4, 2), _u(data, 6, 2)
     if major != VERSION_MAJOR:
         raise SeqBinError(f"unsupported version {major}.{minor}: this reader supports major version {VERSION_MAJOR}.")

@@ -909,3 +909,19 @@ def test_packets_may_span_contiguous_runs():
                        flits=1, wpp=2)  # fmt: skip
     rejects(raw_file([(2, e, 1)]), r"^program 0: the innermost entry \[8 : 5\] cannot hold packets of 2 elements "
             r"\(it needs stride 0 or 1, or a one-element packet; hardware.md §3\)\.$")  # fmt: skip
+
+
+def test_mlir_text_given_as_seqbin_says_to_compile_it(tmp_path):
+    """`fetchc dis` on an MLIR file says what the file looks like and the
+    fix; other wrong magic gets no such hint."""
+    import subprocess
+    import sys
+
+    mlir = tmp_path / "k.mlir"
+    mlir.write_text("// a kernel\nfunc.func @k() {\n  func.return\n}\n")
+    other = tmp_path / "x.bin"
+    other.write_bytes(b"fooo" + bytes(64))
+    for path, hinted in ((mlir, True), (other, False)):
+        r = subprocess.run([sys.executable, "-m", "fetchc.cli", "dis", str(path)], capture_output=True, text=True)
+        assert r.returncode == 1 and "wrong magic" in r.stderr
+        assert ("compile it first (fetchc in.mlir -o seq.bin)" in r.stderr) == hinted, r.stderr

@@ -26,6 +26,16 @@ API, with what to offer upstream:
   the end of the file); ``fused<metadata>[...]`` and MLIR 20's
   ``FileLineColRange`` forms; the integer-width, dense-size and
   alias-expansion limits; op-name error spans.
+* :class:`MemoTypeParser`: each distinct spelling of an outermost type is
+  parsed once per context (a kernel repeats its stream and memref types
+  thousands of times).  Upstream: a type cache keyed by spelling.
+* **Parser: a block label defined twice after a forward reference.**  xDSL
+  0.75's ``Parser._parse_block`` records no definition span for a block
+  that was referenced before it was defined (``cf.br ^bb1`` then ``^bb1:``),
+  so a second ``^bb1:`` pops the forward reference again and fails with
+  ``KeyError``.  :meth:`LocatedParser._parse_block` records the span, and the
+  second label gets xDSL's own ``re-declaration of block`` error.  Upstream:
+  ``self.blocks[name] = (block, name_token.span)`` after the ``pop``.
 * :func:`verify_op_alone`: ``op.verify(verify_nested_ops=False)`` without
   xDSL's ``emit_error`` decoration, which prints the whole enclosing IR into
   every verifier exception (quadratic when many ops fail).  Upstream: a
@@ -499,6 +509,16 @@ class LocatedParser(MemoTypeParser):
             if pos >= 0:
                 self.raise_error(f"Operation {name} is not registered", pos)
         return super()._get_op_by_name(name)
+
+    def _parse_block(self):
+        token = self._current_token
+        name = token.text[1:] if token.kind == MLIRTokenKind.CARET_IDENT else None
+        block = super()._parse_block()
+        if name is not None:  # the module docstring: a forward-referenced block's definition span
+            entry = self.blocks.get(name)
+            if entry is not None and entry[0] is block and entry[1] is None:
+                self.blocks[name] = (block, token.span)
+        return block
 
     def parse_operation(self) -> Operation:
         """xDSL's, then give the op the location of its name token unless it

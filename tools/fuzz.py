@@ -705,13 +705,14 @@ def m_stream_unused(c, r):
 
 @mutation
 def m_lookup_on_sub(c, r):
-    """a table lookup (or dequant) moved to the sub context."""
-    c.ctx = "sub"
-    if c.dequant is None:
-        s, d = r.choice(sorted(LOOKUP))
-        c.mem_elem, c.stages = s, [["fetch.table_lookup", d, None]]
-        _tail(c, "commit")
-        _fit_packet(c)
+    """a fetch.table_lookup written on the sub context (rule 2).  A
+    dequant or convert on sub is not an error any more: fetch-route-sub-decode
+    routes it through DM (issue 12), so the chain becomes a plain lookup."""
+    c.ctx, c.dequant = "sub", None
+    s, d = r.choice(sorted(LOOKUP))
+    c.mem_elem, c.stages = s, [["fetch.table_lookup", d, None]]
+    _tail(c, "commit")
+    _fit_packet(c)
     return "error"
 
 

@@ -528,6 +528,8 @@ def main_run(argv: list[str]) -> int:
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
+    if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
+        sys.stderr.write(f"warning: the kernel commits no tensor (no rngd.commit): {args.output} holds no array\n")
     return _write_arrays(args.output, outputs)
 
 

@@ -727,3 +727,28 @@ def test_scratch_buffer_of_a_routed_kernel():
     assert_bits(out["o"], e2m1(codes))  # e2m1 -> f8E4M3FN -> f32: exact
     with pytest.raises(InputError, match="'scratch0' is a scratch buffer fetchc created"):
         fetchc.run(ROUTED, w=pack(codes), scratch0=np.zeros((8, 64), np.uint8))
+
+
+def test_run_without_commit_warns(tmp_path):
+    """`fetchc run` on a kernel that commits nothing (it only stages a TRF)
+    succeeds with an empty .npz and says so on stderr."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    k = tmp_path / "trf.mlir"
+    k.write_text(
+        "func.func @stage(%w: memref<64x32xi8>) -> !rngd.trf<i8> {\n"
+        "  %s = fetch.fetch %w : memref<64x32xi8> -> !fetch.stream<sub, [64], [32], i8>\n"
+        "  %t = rngd.to_trf %s : !fetch.stream<sub, [64], [32], i8> -> !rngd.trf<i8>\n"
+        "  func.return %t : !rngd.trf<i8>\n"
+        "}\n"
+    )
+    np.save(tmp_path / "w.npy", np.zeros((64, 32), np.int8))
+    out = tmp_path / "o.npz"
+    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
+                        "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "warning: the kernel commits no tensor" in r.stderr
+    assert list(np.load(out)) == []

@@ -220,6 +220,23 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _warn_scratch_reads(sb, results) -> None:
+    """``fetchc sim --arg`` lays out only the named arrays: a program that
+    reads a compiler scratch buffer (written by an earlier program of the
+    kernel, ``fetch-route-sub-decode``) sees zeros.  Say so on stderr."""
+    if sb.manifest is None:
+        return
+    for kernel in sb.manifest.kernels:
+        for kp in kernel.programs:
+            t = kernel.tensors[kp.tensor]
+            name = sb.programs[kp.index].name
+            if t.scratch and name in results:
+                sys.stderr.write(
+                    f"warning: program {name} reads scratch buffer {t.name}, which an earlier program writes; "
+                    f"fetchc sim starts it at zero (fetchc run runs the whole kernel)\n"
+                )
+
+
 def _write_arrays(path: str, arrays) -> int:
     """Write ``-o path`` for ``sim`` and ``run``: one array as ``.npy`` data,
     a ``{name: array}`` mapping as ``.npz`` data keyed by the names as they
@@ -338,6 +355,7 @@ def main_sim(argv: list[str]) -> int:
         try:
             values = parse_arg_specs(args.arg)
             results = simulate_with_args(sb, values, args.program)
+            _warn_scratch_reads(sb, results)
         except (InputError, RunError) as e:
             return _error(f"{e}")
         except SimError as e:

@@ -752,3 +752,32 @@ def test_run_without_commit_warns(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "warning: the kernel commits no tensor" in r.stderr
     assert list(np.load(out)) == []
+
+
+def test_sim_warns_when_a_program_reads_a_scratch_buffer(tmp_path):
+    """`fetchc sim --arg` on a routed kernel: the staging program reads the
+    scratch buffer the decode program writes, which sim starts at zero; it
+    says so, for that program only."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    k = tmp_path / "stage.mlir"
+    k.write_text(
+        "func.func @stage(%codes: memref<8x64xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {\n"
+        "  %c = fetch.fetch %codes : memref<8x64xf4E2M1FN> -> !fetch.stream<sub, [8], [64], f4E2M1FN>\n"
+        "  %d = fetch.convert %c : !fetch.stream<sub, [8], [64], f4E2M1FN> -> !fetch.stream<sub, [8], [64], f8E4M3FN>\n"
+        "  %t = rngd.to_trf %d : !fetch.stream<sub, [8], [64], f8E4M3FN> -> !rngd.trf<f8E4M3FN>\n"
+        "  func.return %t : !rngd.trf<f8E4M3FN>\n"
+        "}\n"
+    )
+    cli = [sys.executable, "-m", "fetchc.cli"]
+    assert subprocess.run([*cli, str(k), "-o", str(tmp_path / "s.bin")]).returncode == 0
+    np.save(tmp_path / "c.npy", np.ones((8, 64), np.uint8))
+    base = [*cli, "sim", str(tmp_path / "s.bin"), "--arg", f"codes={tmp_path / 'c.npy'}"]
+    r = subprocess.run([*base, "-o", str(tmp_path / "all.npz")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("warning: program stage/1 reads scratch buffer scratch0") == 1, r.stderr
+    r = subprocess.run([*base, "--program", "stage/0", "-o", str(tmp_path / "p0.npy")], capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

@@ -71,6 +71,13 @@ def _error(msg: str) -> int:
     return 1
 
 
+def _file_error(path: str, err: object) -> int:
+    """An error about a file's content, as ``fetchc dis`` and the compiler
+    report one: ``path: error: message``."""
+    sys.stderr.write(f"{path}: error: {err}\n")
+    return 1
+
+
 def _read_input(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
@@ -346,11 +353,11 @@ def main_sim(argv: list[str]) -> int:
         with open(args.seqbin, "rb") as f:
             data = f.read()
     except OSError as e:
-        return _error(f"{args.seqbin}: cannot read: {e.strerror or e}")
+        return _error(f"cannot read '{args.seqbin}': {e.strerror or e}")
     try:
         sb = read(data)
     except SeqBinError as e:
-        return _error(f"{args.seqbin}: {e}")
+        return _file_error(args.seqbin, e)
     if args.arg:
         try:
             values = parse_arg_specs(args.arg)
@@ -359,25 +366,25 @@ def main_sim(argv: list[str]) -> int:
         except (InputError, RunError) as e:
             return _error(f"{e}")
         except SimError as e:
-            return _error(f"{args.seqbin}: {e}")
+            return _file_error(args.seqbin, e)
     else:
         try:
             st = os.stat(args.dm)
         except OSError as e:
-            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+            return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
         if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
             try:  # the DM image and every output, before reading or allocating anything
                 check_memory(sb, st.st_size, args.program)
             except SimError as e:
-                return _error(f"{args.seqbin}: {e}")
+                return _file_error(args.seqbin, e)
         try:
             dm = np.fromfile(args.dm, dtype=np.uint8)
         except OSError as e:
-            return _error(f"{args.dm}: cannot read the DM image: {e.strerror or e}")
+            return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
         try:
             results = simulate(sb, dm, args.program, shaped=True)
         except SimError as e:
-            return _error(f"{args.seqbin}: {e}")
+            return _file_error(args.seqbin, e)
         del dm
     return _write_arrays(args.output, results[args.program] if args.program is not None else results)
 
@@ -542,7 +549,7 @@ def main_run(argv: list[str]) -> int:
     except (InputError, RunError) as e:
         return _error(f"{e}")
     except SimError as e:
-        return _error(f"{filename}: {e}")
+        return _file_error(filename, e)
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1

@@ -628,7 +628,7 @@ def test_cli_errors_leave_output_untouched(files, capsys, case):
     assert out.read_bytes() == b"precious"
     assert sorted(os.listdir(tmp)) == before  # no temporary file left behind
     if case == "bad-seqbin":
-        assert f"error: {sp}: bad CRC" in err
+        assert f"{sp}: error: bad CRC" in err
     if case == "short-dm":
         assert "outside the 100-byte DM image" in err
     if case == "bad-program":

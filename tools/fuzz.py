@@ -1181,9 +1181,13 @@ def line_endings(data: bytes, how: str, rng: random.Random) -> bytes:
     else:
         out = lines[0]
         for ln in lines[1:]:
-            out += rng.choice([b"\r", b"\n", b"\r\n"]) + ln
+            # after a "\r" ending an empty line, a "\n" would read as one "\r\n" break, not two
+            out += rng.choice([b"\r", b"\r\n"] if out.endswith(b"\r") else [b"\r", b"\n", b"\r\n"]) + ln
     if rng.random() < 0.5:
-        out = b"// kernel" + (b"\r" if how == "cr" else rng.choice([b"\r", b"\n", b"\r\n"])) + out
+        brk = b"\r" if how == "cr" else rng.choice([b"\r", b"\n", b"\r\n"])
+        if brk == b"\r" and out.startswith(b"\n"):
+            brk = b"\r\n"
+        out = b"// kernel" + brk + out
     return out
 
 
@@ -2065,7 +2069,7 @@ class Fuzzer:
             v = Verdict(True, "ok")  # "out of memory" is the right answer under a limit
         if v.ok and r["rc"] == 1:
             first = r["stderr"].splitlines()[0] if r["stderr"].strip() else ""
-            if not first.startswith("error: ") or not re.search(r"memory|may allocate|nesting too deep", r["stderr"]):
+            if not re.match(r"(\S+: )?error: ", first) or not re.search(r"memory|may allocate|nesting too deep", r["stderr"]):
                 v = Verdict(False, "resource", f"under {mem} MiB: {first[:200]}")
             elif tool == "compile" and mem >= 100:
                 v = Verdict(False, "resource", f"compiling a small valid kernel failed under {mem} MiB: {first[:200]}")

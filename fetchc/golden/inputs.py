@@ -302,6 +302,12 @@ def canonical_values(spec: TensorSpec, value: Any) -> np.ndarray:
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+def _number(s: str) -> float:
+    """A scalar's text as a float: a decimal (``inf``, ``nan`` too) or a
+    hex float (``0x1p-127``).  Raises ``ValueError`` for anything else."""
+    return float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
+
+
 def scalar_value(name: str, value: Any) -> np.float32:
     """An ``f32`` argument's value (module docstring): a Python ``float`` /
     ``int``, a numpy real scalar, a 0-d real array or a number string,
@@ -317,7 +323,7 @@ def scalar_value(name: str, value: Any) -> np.float32:
         text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
         s = text.strip()
         try:
-            x = float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
+            x = _number(s)
         except ValueError:
             raise InputError(f"scalar {name!r} (f32) must be a number, got {text!r}") from None
         if math.isinf(x) and s.lower().lstrip("+-") not in ("inf", "infinity"):
@@ -371,9 +377,8 @@ def _names_a_file(rhs: str) -> bool:
     exists (then :func:`load_npy` says what is wrong with it)."""
     if rhs.lower().endswith(".npy"):
         return True
-    s = rhs.strip()
     try:
-        float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
+        _number(rhs.strip())
         return False
     except ValueError:
         return os.path.lexists(rhs)

@@ -393,9 +393,9 @@ class ProgramOp(IRDLOperation):
             raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
         if self.unit.data.value != rt.ctx:
             raise OpError(f"unit {self.unit.data.value} does not match the result stream's {rt.ctx} context")
-        if self.table is not None and self.table_op() is None:
-            raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
         top = self.table_op()
+        if self.table is not None and top is None:
+            raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
         if top is not None and not all(p in top.properties for p in ("in_type", "out_type", "entries")):
             raise OpError(f"table {self.table} is not a valid fetch_seq.table (it lacks a property: see the error there)")
         packet = 1

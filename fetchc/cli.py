@@ -204,8 +204,7 @@ def main_dis(argv: list[str]) -> int:
         read(data)
         text = json.dumps(to_json(data), indent=2) + "\n" if args.json else disassemble(data)
     except SeqBinError as e:
-        sys.stderr.write(f"{name}: error: {e}\n")
-        return 1
+        return _file_error(name, e)
     try:
         write_output(args.output, text.encode())
     except OSError as e:
@@ -233,10 +232,11 @@ def _warn_scratch_reads(sb, results) -> None:
     kernel, ``fetch-route-sub-decode``) sees zeros.  Say so on stderr."""
     if sb.manifest is None:
         return
+    keys = _program_keys(sb)
     for kernel in sb.manifest.kernels:
         for kp in kernel.programs:
             t = kernel.tensors[kp.tensor]
-            name = sb.programs[kp.index].name
+            name = keys[kp.index]
             if t.scratch and name in results:
                 sys.stderr.write(
                     f"warning: program {name} reads scratch buffer {t.name}, which an earlier program writes; "

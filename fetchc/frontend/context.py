@@ -80,7 +80,7 @@ def shared_context() -> Context:
     """One :func:`make_context` per process, for ``fetchc.compile`` and the
     command line: like an ``MLIRContext``, it is shared by every compile, so
     dialects load once and parsed type spellings are remembered across
-    kernels (:class:`~fetchc.frontend.xdsl_compat.MemoTypeParser`)."""
+    kernels (:class:`~fetchc.frontend.located_parser.MemoTypeParser`)."""
     global _shared
     if _shared is None:
         _shared = make_context()

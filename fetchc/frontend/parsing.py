@@ -1,6 +1,6 @@
 """Parsing MLIR text into located IR, with MLIR-style diagnostics.
 
-* :class:`~fetchc.frontend.xdsl_compat.LocatedParser` is xDSL's parser that
+* :class:`~fetchc.frontend.located_parser.LocatedParser` is xDSL's parser that
   gives every parsed op (and block argument) a ``FileLineColLoc``.
 * :func:`split_input_file` splits an input on ``// -----`` lines
   (``--split-input-file``).
@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyExc
 from xdsl.utils.lexer import Span
 
 from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, LineIndex, Loc, exception_text
-from fetchc.frontend.xdsl_compat import LocatedParser
+from fetchc.frontend.located_parser import LocatedParser
 
 __all__ = [
     "SPLIT_MARKER",

@@ -26,7 +26,7 @@ from fetchc.diagnostics import (
     verify_module,
 )
 from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
-from fetchc.frontend.xdsl_compat import LocatedParser
+from fetchc.frontend.located_parser import LocatedParser
 
 # --------------------------------------------------------------------------- #
 # fixtures

@@ -48,7 +48,7 @@ from fetchc.frontend import diagnostics as diag_mod
 from fetchc.frontend.context import make_context
 from fetchc.frontend.diagnostics import LineIndex, location_notes, location_of, op_path
 from fetchc.frontend.parsing import parse_module, split_input_file
-from fetchc.frontend.xdsl_compat import LocatedParser
+from fetchc.frontend.located_parser import LocatedParser
 
 CTX = make_context()
 

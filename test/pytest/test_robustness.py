@@ -343,13 +343,13 @@ def test_deeply_nested_type_is_scanned_once(monkeypatch):
     ``!fetch.stream``) is looked up in the type memo at its outermost level
     only: the spelling scan runs once per top-level type, not once per
     level (which made 28000 levels take minutes: quadratic)."""
-    from fetchc.frontend import xdsl_compat
+    from fetchc.frontend import located_parser
     from fetchc.context import make_context
     from fetchc.parsing import parse_module
 
     calls = []
-    real = xdsl_compat._type_end
-    monkeypatch.setattr(xdsl_compat, "_type_end", lambda text, start: calls.append(start) or real(text, start))
+    real = located_parser._type_end
+    monkeypatch.setattr(located_parser, "_type_end", lambda text, start: calls.append(start) or real(text, start))
     n = 60
     nested = "memref<" * n + "f32" + ">" * n
     stream = "!fetch.stream<main, [1], [1], " * 3 + "f32" + ">" * 3

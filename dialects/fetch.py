@@ -54,7 +54,7 @@ from fetchc.dialects.fetch_chain import (
     run_checks,
 )
 from fetchc.dialects.stream import StreamType, stream_type
-from fetchc.frontend.diagnostics import OpError
+from fetchc.diagnostics import OpError
 from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout, shape_text, static_shape
 
 __all__ = [
@@ -162,7 +162,7 @@ class FetchOp(IRDLOperation):
     decides, ir.md §2a), ``read_size`` (optional, elements per hardware
     access).
     Verifies rules 6-8 of ir.md §3; rule 8 (sequencer limits) derives the
-    configuration with :func:`fetchc.sequencer.derive` and reports its error.
+    configuration with :func:`fetchc.target.sequencer.derive` and reports its error.
     """
 
     name = "fetch.fetch"

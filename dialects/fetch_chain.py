@@ -34,7 +34,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from fetchc import target
 from fetchc.dialects.stream import StreamType, stream_type
-from fetchc.frontend.diagnostics import OpError
+from fetchc.diagnostics import OpError
 
 
 STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")

@@ -63,7 +63,7 @@ from xdsl.utils.str_enum import StrEnum
 from fetchc import target
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
-from fetchc.frontend.diagnostics import OpError
+from fetchc.diagnostics import OpError
 
 # ---------------------------------------------------------------------------
 # Enumerated register fields (seqbin.md PROGRAMS words 0, 24, 26, 29)

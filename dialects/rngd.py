@@ -49,7 +49,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
 from fetchc import target
-from fetchc.frontend.diagnostics import OpError
+from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.stream import StreamType
 from fetchc.target.layout import static_shape

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from fetchc.frontend.diagnostics import DiagnosticError
+from fetchc.diagnostics import DiagnosticError
 from fetchc.seqbin import Program, SeqBin, Table
 
 if TYPE_CHECKING:

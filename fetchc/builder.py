@@ -41,7 +41,7 @@ type (``f4E2M1FN`` has two, so it needs ``to=``), ``cast()`` the one cast
 from the input type, ``zp_sub(zp)`` the widened type, ``dequant`` gives
 ``f32`` and infers the format from the block-scale type, ``contract_outer``
 the accumulator type.  When there is nothing or more than one thing to
-infer, the call raises a :class:`~fetchc.frontend.diagnostics.DiagnosticError`
+infer, the call raises a :class:`~fetchc.diagnostics.DiagnosticError`
 that says what to pass.
 
 **Errors are the verifier's.**  Each op is verified as soon as it is built,
@@ -120,7 +120,7 @@ from fetchc.dialects.rngd import (
     VrfType,
 )
 from fetchc.dialects.stream import StreamType
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError
+from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.kernel import DM_BASE_ATTR
 
 __all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Stream", "as_type", "memref", "rows_map"]
@@ -354,7 +354,7 @@ def _as_location(loc: LocLike) -> Attribute:
 
 
 def _loc_tuple(loc: Attribute) -> tuple[str, int, int] | None:
-    from fetchc.frontend.diagnostics import location_of
+    from fetchc.frontend.locations import location_of
 
     return location_of(loc)
 

@@ -33,7 +33,8 @@ import stat
 from collections.abc import Callable
 
 from fetchc import __version__
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_all
+from fetchc.diagnostics import Diagnostic, DiagnosticError
+from fetchc.frontend.render import SourceManager, render_all
 from fetchc.frontend.verify_diagnostics import check_expected
 
 

@@ -23,7 +23,8 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from fetchc.frontend.context import all_passes, fetchc_passes
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, PassError, op_error, op_location
+from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
+from fetchc.frontend.locations import op_error, op_location
 from fetchc.frontend.verify import verify_module
 from fetchc.rewriting import ChangeTracker, FetchcPass, affected_ops
 

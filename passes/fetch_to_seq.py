@@ -31,7 +31,7 @@ from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.dialects.fetch import FetchOp, StreamType
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
-from fetchc.frontend.diagnostics import OpError, PassError
+from fetchc.diagnostics import OpError, PassError
 
 _LOWERED_BY = {"fetch.convert": "fetch-legalize-convert", "fetch.dequant": "fetch-split-scaling"}
 
@@ -190,7 +190,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
 @dataclass(frozen=True)
 class FetchToSeqPass(FetchcPass):
     """``fetch-to-seq`` (ir.md §4).  Raises
-    :class:`fetchc.frontend.diagnostics.PassError` for a ``fetch.convert`` or
+    :class:`fetchc.diagnostics.PassError` for a ``fetch.convert`` or
     ``fetch.dequant`` still present, a ``fetch.fetch`` outside a
     ``func.func``, colliding kernel names, or a sequencer limit (also caught
     by the verifier)."""

@@ -26,7 +26,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, Rewr
 
 from fetchc import target
 from fetchc.rewriting import FetchcPass, apply_pattern
-from fetchc.frontend.diagnostics import PassError
+from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import CastOp, ConvertOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import STAGE_OPS, stages_around
 

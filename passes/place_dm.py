@@ -40,7 +40,7 @@ equal to its tensor's address.  Functions without a
 Option ``dm-size`` (bytes, default 2^32, at most 2^32): every tensor must lie
 in ``[0, dm-size)``.
 
-Errors (:class:`~fetchc.frontend.diagnostics.PassError`, located):
+Errors (:class:`~fetchc.diagnostics.PassError`, located):
 
 * a ``fetch.fetch`` / ``fetch.dequant`` / ``rngd.commit`` whose memref is
   neither an argument of its function nor a ``rngd.scratch`` of it
@@ -79,7 +79,7 @@ from xdsl.pattern_rewriter import PatternRewriterListener
 from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.frontend.diagnostics import PassError
+from fetchc.diagnostics import PassError
 from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
 from fetchc.rewriting import FetchcPass, walk
 from fetchc.kernel import spelled as _spelled

@@ -80,7 +80,7 @@ from fetchc import target
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import is_identity_cast
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.frontend.diagnostics import OpError, PassError
+from fetchc.diagnostics import OpError, PassError
 from fetchc.passes.split_scaling import scale_fetch_ops, scale_ops
 from fetchc.kernel import scratch_names
 from fetchc.rewriting import FetchcPass, apply_pattern
@@ -232,7 +232,7 @@ class RouteSubDequant(_RoutePattern):
 class RouteSubDecodePass(FetchcPass):
     """``fetch-route-sub-decode`` (module docstring; first in the default
     pipeline, before ``fetch-place-dm``).  Raises
-    :class:`fetchc.frontend.diagnostics.PassError` at a request whose routed
+    :class:`fetchc.diagnostics.PassError` at a request whose routed
     fetches break a sequencer limit, or (dequant) whose block-scale fetch
     cannot be built."""
 

@@ -45,7 +45,7 @@ from xdsl.rewriter import InsertPoint
 
 from fetchc import target
 from fetchc.rewriting import FetchcPass, apply_pattern
-from fetchc.frontend.diagnostics import OpError, PassError
+from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
 from fetchc.target.layout import linear_coefficients, shape_text
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp

@@ -1735,7 +1735,7 @@ class Fuzzer:
         from xdsl.transforms import get_all_passes  # noqa: PLC0415
 
         from fetchc.driver import parse_pipeline  # noqa: PLC0415
-        from fetchc.frontend.diagnostics import DiagnosticError  # noqa: PLC0415
+        from fetchc.diagnostics import DiagnosticError  # noqa: PLC0415
 
         usable = []
         for name in sorted(get_all_passes()):

@@ -50,7 +50,9 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from fetchc.frontend.diagnostics import LineIndex, Loc
+from fetchc.diagnostics import Loc
+
+from fetchc.frontend.locations import LineIndex
 from fetchc.frontend.xdsl_compat import PatchedParser
 
 __all__ = [

@@ -27,7 +27,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, LineIndex, Loc, exception_text
+from fetchc.diagnostics import Diagnostic, DiagnosticError, Loc
+
+from fetchc.frontend.locations import LineIndex, exception_text
 from fetchc.frontend.located_parser import LocatedParser
 
 __all__ = [

@@ -10,7 +10,9 @@ from collections.abc import Collection
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
-from fetchc.frontend.diagnostics import Diagnostic, OpError, exception_text, op_error
+from fetchc.diagnostics import Diagnostic, OpError
+
+from fetchc.frontend.locations import exception_text, op_error
 from fetchc.frontend.xdsl_compat import verify_op_alone
 from fetchc.rewriting import walk
 

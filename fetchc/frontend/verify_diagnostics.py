@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fetchc.frontend.diagnostics import Diagnostic, Loc, display_name, flatten
+from fetchc.diagnostics import Diagnostic, Loc, display_name, flatten
 
 __all__ = ["check_expected"]
 # --------------------------------------------------------------------------- #

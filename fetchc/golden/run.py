@@ -78,7 +78,7 @@ appears on a terminal for large programs and scale passes.
 
 Errors: :class:`fetchc.golden.inputs.InputError` (bad inputs, ``ValueError``),
 :class:`RunError` (no such kernel, several kernels and no ``entry``;
-``ValueError``), :class:`fetchc.frontend.diagnostics.DiagnosticError` (a
+``ValueError``), :class:`fetchc.diagnostics.DiagnosticError` (a
 compile error, or an op ``run`` cannot execute, located in the source),
 :class:`fetchc.golden.sim.SimError` (a program the simulator refuses).
 
@@ -109,7 +109,8 @@ from fetchc.dialects.rngd import (
     ToVrfOp,
     TransposeOp,
 )
-from fetchc.frontend.diagnostics import DiagnosticError, op_error
+from fetchc.diagnostics import DiagnosticError
+from fetchc.frontend.locations import op_error
 from fetchc.golden import sim
 from fetchc.golden.inputs import (
     InputError,
@@ -330,7 +331,8 @@ class _NoValue:
 
 
 def _loc_text(op: Operation) -> str:
-    from fetchc.frontend.diagnostics import op_location, op_path
+    from fetchc.diagnostics import op_path
+    from fetchc.frontend.locations import op_location
 
     loc = op_location(op)
     return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else op_path(op)
@@ -723,7 +725,7 @@ def run_kernel(
     Returns ``{tensor name: numpy array}`` for every committed tensor, in its
     memref shape and the ``fetchc sim`` encoding (ir.md §5).  Raises
     :class:`InputError`, :class:`RunError`,
-    :class:`~fetchc.frontend.diagnostics.DiagnosticError` (compile errors;
+    :class:`~fetchc.diagnostics.DiagnosticError` (compile errors;
     ops ``run`` cannot execute), :class:`fetchc.golden.sim.SimError`."""
     from fetchc.api import compile as compile_
 

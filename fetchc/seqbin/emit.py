@@ -26,7 +26,8 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.frontend.diagnostics import Diagnostic, DiagnosticError, op_error, op_location, op_path
+from fetchc.diagnostics import Diagnostic, DiagnosticError, op_path
+from fetchc.frontend.locations import op_error, op_location
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
@@ -122,7 +123,7 @@ def module_to_seqbin(module: ModuleOp) -> SeqBin:
 def emit_seqbin(module: ModuleOp) -> tuple[SeqBin, bytes]:
     """``(SeqBin, file bytes)`` of a module after ``fetch-to-seq``.
 
-    Raises :class:`~fetchc.frontend.diagnostics.DiagnosticError`: at the op
+    Raises :class:`~fetchc.diagnostics.DiagnosticError`: at the op
     for a ``fetch`` op still present, at the ``fetch_seq.program`` whose
     record the writer refuses, at the function or program the MANIFEST
     cannot describe (:func:`build_manifest`), else ``cannot serialise

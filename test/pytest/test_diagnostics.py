@@ -1,4 +1,4 @@
-"""Tests of fetchc.diagnostics and fetchc.parsing (located parsing, split
+"""Tests of fetchc.diagnostics and fetchc.frontend.parsing (located parsing, split
 input, rendering, --verify-diagnostics), on xDSL's builtin/test/func/arith
 dialects plus a tiny local dialect whose verifiers fail on purpose."""
 

@@ -17,7 +17,7 @@ import pytest
 
 import fetchc
 from fetchc import target
-from fetchc.frontend.diagnostics import DiagnosticError
+from fetchc.diagnostics import DiagnosticError
 
 TYPES = [t.name for t in target.ELEMENT_TYPES] + ["f16"]
 EMPTY = [

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from fetchc import seqbin
-from fetchc.context import all_passes, make_context
+from fetchc.frontend.context import all_passes, make_context
 from fetchc.diagnostics import render_all, verify_module
 from fetchc.golden.interp import (
     InterpError,
@@ -30,7 +30,7 @@ from fetchc.golden.interp import (
     interpret,
     program_from_op,
 )
-from fetchc.parsing import parse_module
+from fetchc.frontend.parsing import parse_module
 from fetchc.golden.sim import simulate
 from fetchc.target.encoding import pack_elements, to_sim_encoding
 from fetchc.target import element_type

@@ -44,9 +44,11 @@ from fetchc.diagnostics import (
     render_all,
     verify_module,
 )
-from fetchc.frontend import diagnostics as diag_mod
+from fetchc.frontend import locations as diag_mod
+from fetchc.frontend import render as render_mod
 from fetchc.frontend.context import make_context
-from fetchc.frontend.diagnostics import LineIndex, location_notes, location_of, op_path
+from fetchc.diagnostics import op_path
+from fetchc.frontend.locations import LineIndex, location_notes, location_of
 from fetchc.frontend.parsing import parse_module, split_input_file
 from fetchc.frontend.located_parser import LocatedParser
 
@@ -440,7 +442,7 @@ def test_source_manager_skips_special_and_large_files(tmp_path, monkeypatch):
     assert SourceManager().line(str(tmp_path), 1) is None  # a directory
     big = tmp_path / "big.py"
     big.write_text("x\n" * 10)
-    monkeypatch.setattr(diag_mod, "MAX_SOURCE_BYTES", 8)
+    monkeypatch.setattr(render_mod, "MAX_SOURCE_BYTES", 8)
     assert SourceManager().line(str(big), 1) is None
 
 

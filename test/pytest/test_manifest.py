@@ -16,7 +16,7 @@ import zlib
 import pytest
 
 import fetchc
-from fetchc.frontend.diagnostics import DiagnosticError
+from fetchc.diagnostics import DiagnosticError
 from fetchc.seqbin import (
     Kernel,
     KernelProgram,

@@ -23,7 +23,7 @@ from xdsl.dialects.func import FuncOp
 
 import fetchc
 from fetchc.frontend.context import make_context
-from fetchc.frontend.diagnostics import DiagnosticError, PassError
+from fetchc.diagnostics import DiagnosticError, PassError
 from fetchc.frontend.parsing import parse_module
 from fetchc.passes.place_dm import PlaceDmPass, align_up, place_after, place_function, tensor_name
 from fetchc.target.layout import memref_byte_span

@@ -121,8 +121,8 @@ def test_compiled_decode_matches_interp_reference():
     IR), the numpy reference, and fetchc.golden.interp on the source module's
     fetch.dequant."""
     from fetchc.golden import interp
-    from fetchc.context import make_context
-    from fetchc.parsing import parse_module
+    from fetchc.frontend.context import make_context
+    from fetchc.frontend.parsing import parse_module
 
     q = rw.quantize_nvfp4(synthetic_weight())
     dec = rw.compile_decoder(q.out_features, q.in_padded)

@@ -344,8 +344,8 @@ def test_deeply_nested_type_is_scanned_once(monkeypatch):
     only: the spelling scan runs once per top-level type, not once per
     level (which made 28000 levels take minutes: quadratic)."""
     from fetchc.frontend import located_parser
-    from fetchc.context import make_context
-    from fetchc.parsing import parse_module
+    from fetchc.frontend.context import make_context
+    from fetchc.frontend.parsing import parse_module
 
     calls = []
     real = located_parser._type_end

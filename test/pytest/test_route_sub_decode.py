@@ -27,11 +27,11 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.traits import SymbolTable
 
 import fetchc
-from fetchc.context import all_passes, make_context
+from fetchc.frontend.context import all_passes, make_context
 from fetchc.diagnostics import render_all, verify_module
 from fetchc.driver import DEFAULT_PIPELINE
 from fetchc.golden.interp import interpret
-from fetchc.parsing import parse_module
+from fetchc.frontend.parsing import parse_module
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 

@@ -29,7 +29,7 @@ import pytest
 
 import fetchc
 from fetchc.cli import main
-from fetchc.frontend.diagnostics import DiagnosticError
+from fetchc.diagnostics import DiagnosticError
 from fetchc.golden.inputs import InputError
 from fetchc.golden.run import RunError, run_kernel
 

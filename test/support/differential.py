@@ -110,13 +110,13 @@ from xdsl.ir.affine import AffineMap
 import fetchc
 import fetchc.golden.interp
 from fetchc import seqbin
-from fetchc.context import all_passes, make_context
+from fetchc.frontend.context import all_passes, make_context
 from fetchc.diagnostics import render_all, verify_module
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.rngd import ContractOuterOp
 from fetchc.golden.interp import fetch_bases, interpret
 from fetchc.golden.sim import simulate
-from fetchc.parsing import parse_module
+from fetchc.frontend.parsing import parse_module
 from fetchc.target.encoding import to_sim_encoding
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -36,6 +36,15 @@ from fetchc import __version__
 from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.frontend.render import SourceManager, render_all
 from fetchc.frontend.verify_diagnostics import check_expected
+from fetchc.process import (
+    ResourceExhausted,
+    call_with_deep_stack,
+    is_memory_message,
+    limit_malloc_arenas,
+    limit_text,
+    load_numpy,
+    stack_text,
+)
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -397,86 +406,6 @@ def _program_keys(sb) -> list[str]:
 
 
 # --------------------------------------------------------------------------
-# Resources: stack, memory, numpy (issue 10)
-# --------------------------------------------------------------------------
-
-
-class ResourceExhausted(Exception):
-    """A resource ran out (memory, address space, threads): ``main`` prints
-    ``error: <message>`` and exits 1."""
-
-
-NUMPY_HEADROOM_BYTES = 96 << 20
-"""Address space that must be free before numpy is imported under an
-address-space limit (numpy, its OpenBLAS with one thread and ml_dtypes map
-about 90 MiB)."""
-
-
-def address_space_limit() -> int | None:
-    """The soft ``RLIMIT_AS`` (``ulimit -v``) in bytes, or None when there is
-    none (or the platform has no ``resource`` module)."""
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    except (ImportError, ValueError, OSError, AttributeError):
-        return None
-    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
-
-
-def _limit_text() -> str:
-    limit = address_space_limit()
-    return f" (the address-space limit, ulimit -v, is {limit >> 20} MiB)" if limit is not None else ""
-
-
-def _is_memory_message(text: str) -> bool:
-    t = text.lower()
-    return any(
-        k in t
-        for k in ("failed to map segment", "cannot allocate memory", "memoryerror", "out of memory",
-                  "memory allocation", "cannot map zero-fill pages", "can't start new thread")
-    )
-
-
-def load_numpy() -> None:
-    """Import numpy and ml_dtypes (``fetchc dis``, ``sim`` and ``run`` need
-    them; compiling does not), turning a failure into a clear error.
-
-    Under an address-space limit, OpenBLAS (numpy's BLAS) is limited to one
-    thread unless ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` say
-    otherwise (each of its threads maps a 32-64 MiB buffer, and when that
-    fails it exits the process with no way to catch it), and
-    :data:`NUMPY_HEADROOM_BYTES` of address space are probed first.  Raises
-    :class:`ResourceExhausted` (``not enough memory to load numpy ...``) or
-    ``ImportError`` for a broken installation."""
-    if "numpy" in sys.modules and "ml_dtypes" in sys.modules:
-        return
-    if "numpy" not in sys.modules and address_space_limit() is not None:
-        if not any(v in os.environ for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")):
-            os.environ["OPENBLAS_NUM_THREADS"] = "1"
-        import mmap
-
-        try:
-            probe = mmap.mmap(-1, NUMPY_HEADROOM_BYTES)
-            probe.close()
-        except (OSError, MemoryError, ValueError):
-            raise ResourceExhausted(
-                f"not enough memory to load numpy: less than {NUMPY_HEADROOM_BYTES >> 20} MiB of address space "
-                f"is left{_limit_text()}"
-            ) from None
-    try:
-        import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
-        import ml_dtypes  # noqa: F401
-    except MemoryError:
-        raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
-    except ImportError as e:
-        chain = f"{e} {e.__cause__ or ''} {e.__context__ or ''}"
-        if _is_memory_message(chain):
-            raise ResourceExhausted(f"not enough memory to load numpy{_limit_text()}") from None
-        raise
-
-
-# --------------------------------------------------------------------------
 # fetchc run (ir.md §5)
 # --------------------------------------------------------------------------
 
@@ -559,129 +488,6 @@ def main_run(argv: list[str]) -> int:
     return _write_arrays(args.output, outputs)
 
 
-DEEP_STACK_BYTES = 256 << 20
-"""Stack of the thread that runs a command: xDSL's parser and printer
-recurse once per nesting level (about ten Python frames each), so deeply
-nested IR needs more than the default recursion limit and C stack."""
-DEEP_RECURSION_LIMIT = 50_000
-"""Python recursion limit while a command runs on a :data:`DEEP_STACK_BYTES`
-stack (about 5000 nesting levels); beyond it the input is reported as
-nested too deeply.  A smaller stack gets a proportionally smaller limit."""
-MIN_STACK_BYTES = 8 << 20
-"""The smallest worker stack tried before falling back to the main thread."""
-
-STACK_IN_USE: tuple[int, int] | None = None
-"""``(stack bytes, recursion limit)`` of the last command run by
-:func:`_call_with_deep_stack`; stack 0 means the main thread."""
-
-
-_ARENAS_LIMITED = False
-
-
-def _limit_malloc_arenas() -> None:
-    """Under an address-space limit, make glibc's ``malloc`` use a single
-    arena (``mallopt(M_ARENA_MAX, 1)``): by default every thread that
-    allocates reserves a 64 MiB arena of address space, which a ``ulimit -v``
-    of a few hundred MiB cannot afford.  Nothing happens without a limit or
-    where ``mallopt`` is not available."""
-    global _ARENAS_LIMITED
-    if _ARENAS_LIMITED or address_space_limit() is None or not sys.platform.startswith("linux"):
-        return
-    _ARENAS_LIMITED = True
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX (malloc.h)
-    except (ImportError, OSError, AttributeError):
-        pass
-
-
-def _stack_plan() -> list[int]:
-    """Worker stack sizes to try, largest first: :data:`DEEP_STACK_BYTES`, or
-    an eighth of an address-space limit (``ulimit -v``) when that is
-    smaller, so the stack's reservation leaves room for the heap (and numpy);
-    then quarters of it down to :data:`MIN_STACK_BYTES`."""
-    top = DEEP_STACK_BYTES
-    limit = address_space_limit()
-    if limit is not None:
-        top = min(top, max(MIN_STACK_BYTES, (limit // 8) & ~0xFFFFF))
-    sizes = [top]
-    while sizes[-1] // 4 >= MIN_STACK_BYTES:
-        sizes.append(sizes[-1] // 4)
-    return sizes
-
-
-def recursion_limit_for(stack_bytes: int) -> int:
-    """The recursion limit used on a worker thread with ``stack_bytes`` of
-    stack: :data:`DEEP_RECURSION_LIMIT` scaled down in proportion, never
-    below Python's default of 1000."""
-    return max(1000, DEEP_RECURSION_LIMIT * stack_bytes // DEEP_STACK_BYTES)
-
-
-def _call_with_deep_stack(fn, *args):
-    """``fn(*args)`` on a thread with a large stack (:func:`_stack_plan`) and
-    a recursion limit to match (:func:`recursion_limit_for`); returns its
-    result or re-raises its exception.  When no such thread can be started
-    (an address-space limit, a thread limit: ``can't start new thread``),
-    smaller stacks are tried, then ``fn`` runs on the calling thread with
-    the current recursion limit: deep inputs then fail with ``nesting too
-    deep`` sooner, and nothing else changes."""
-    import threading
-
-    global STACK_IN_USE
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            outcome["error"] = e
-
-    old_limit = sys.getrecursionlimit()
-    worker = None
-    for size in _stack_plan():
-        try:
-            old_stack = threading.stack_size(size)
-        except (ValueError, RuntimeError):
-            break  # the platform refuses to set a stack size
-        limit = recursion_limit_for(size)
-        sys.setrecursionlimit(max(old_limit, limit))
-        try:
-            worker = threading.Thread(target=run, name="fetchc", daemon=True)
-            worker.start()
-        except (RuntimeError, MemoryError):  # can't start new thread
-            worker = None
-            sys.setrecursionlimit(old_limit)
-            continue
-        finally:
-            threading.stack_size(old_stack)
-        STACK_IN_USE = (size, max(old_limit, limit))
-        break
-    if worker is None:
-        STACK_IN_USE = (0, old_limit)
-        return fn(*args)
-    try:
-        # An interrupted caller (Ctrl-C) leaves the daemon worker to die with
-        # the process; in-process callers get the exception.
-        worker.join()
-    finally:
-        if worker.is_alive():
-            # Lowering the limit under a still-deep worker would abort the
-            # interpreter ("Cannot recover from stack overflow"): restore it
-            # once the worker has unwound.
-            threading.Thread(target=_restore_limit_after, args=(worker, old_limit), daemon=True).start()
-        else:
-            sys.setrecursionlimit(old_limit)
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]
-
-
-def _restore_limit_after(worker, limit: int) -> None:
-    worker.join()
-    sys.setrecursionlimit(limit)
-
-
 def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "dis":
         return main_dis(argv[1:])
@@ -696,9 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fetchc`` console script.  Returns the exit code;
     never lets a Python traceback reach the user."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    _limit_malloc_arenas()
+    limit_malloc_arenas()
     try:
-        return _call_with_deep_stack(_dispatch, argv)
+        return call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     except KeyboardInterrupt:
@@ -706,29 +512,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _error("cannot write the output: the reading end of the pipe was closed")
     except RecursionError:
-        return _error(f"nesting too deep: the input needs more than {_stack_text()}")
+        return _error(f"nesting too deep: the input needs more than {stack_text()}")
     except MemoryError:
-        return _error(f"out of memory{_limit_text()}")
+        return _error(f"out of memory{limit_text()}")
     except ResourceExhausted as e:
         return _error(str(e))
     except ImportError as e:
-        if _is_memory_message(f"{e} {e.__cause__ or ''} {e.__context__ or ''}"):
-            return _error(f"out of memory while loading {e.name or 'a module'}{_limit_text()}")
+        if is_memory_message(f"{e} {e.__cause__ or ''} {e.__context__ or ''}"):
+            return _error(f"out of memory while loading {e.name or 'a module'}{limit_text()}")
         first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
         return _error(f"cannot load {e.name or 'a module'} (broken installation?): {first}")
     except Exception as e:  # noqa: BLE001 - last resort: an internal error, still no traceback
         return _error(f"internal error: {type(e).__name__}: {e} (please report this with the input)")
-
-
-def _stack_text() -> str:
-    if STACK_IN_USE is None:
-        return f"Python's recursion limit of {sys.getrecursionlimit()}"
-    size, limit = STACK_IN_USE
-    if size == 0:
-        return f"the recursion limit of {limit} on the main thread (no larger stack could be reserved{_limit_text()})"
-    if size < DEEP_STACK_BYTES:
-        return f"a {size >> 20} MiB stack with a recursion limit of {limit}{_limit_text()}"
-    return f"a {size >> 20} MiB stack with a recursion limit of {limit}"
 
 
 def entry() -> None:

@@ -101,6 +101,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fetchc.process import memory_budget
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, read
 from fetchc.target import (
     CAST_CODES,
@@ -505,42 +506,10 @@ def output_limit_bytes() -> int:
 
 
 def _memory_budget() -> tuple[int, bool]:
-    """``(limit, from_free_space)``: :func:`output_limit_bytes`, and whether
-    it is what is left under ``RLIMIT_AS`` (which already excludes the
-    memory in use)."""
-    env = os.environ.get("FETCHC_SIM_MAX_BYTES")
-    if env:
-        try:
-            return max(0, int(env)), False
-        except ValueError:
-            raise SimError(f"FETCHC_SIM_MAX_BYTES must be a whole number of bytes, not {env!r}") from None
     try:
-        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        limit = 1 << 34
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            # three quarters of what is left: the rest is for temporaries
-            # (the worker threads' stacks, chunk buffers)
-            free = max(0, soft - _address_space_in_use()) * 3 // 4
-            if free < limit:
-                return free, True
-    except (ImportError, ValueError, OSError):
-        pass
-    return limit, False
-
-
-def _address_space_in_use() -> int:
-    """The process's virtual memory size in bytes (``/proc/self/statm``), or
-    0 where that is not available."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0
+        return memory_budget("FETCHC_SIM_MAX_BYTES")
+    except ValueError as e:
+        raise SimError(str(e)) from None
 
 
 def check_output_size(elements: int, itemsize: int, label: str) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fetchc import cli
+from fetchc import cli, process
 from fetchc.cli import main, main_sim
 from fetchc.seqbin import SeqBin, write
 
@@ -92,14 +92,14 @@ def test_memory_limit_gives_a_result_or_a_clear_error(workdir, command, mib):
 
 
 def test_stack_plan_follows_the_address_space_limit(monkeypatch):
-    monkeypatch.setattr(cli, "address_space_limit", lambda: None)
-    assert cli._stack_plan()[0] == cli.DEEP_STACK_BYTES
-    monkeypatch.setattr(cli, "address_space_limit", lambda: 256 << 20)
-    plan = cli._stack_plan()
-    assert plan[0] == 32 << 20 and plan == sorted(plan, reverse=True) and plan[-1] >= cli.MIN_STACK_BYTES
-    assert cli.recursion_limit_for(cli.DEEP_STACK_BYTES) == cli.DEEP_RECURSION_LIMIT
-    assert cli.recursion_limit_for(32 << 20) == cli.DEEP_RECURSION_LIMIT // 8
-    assert cli.recursion_limit_for(1 << 20) == 1000
+    monkeypatch.setattr(process, "address_space_limit", lambda: None)
+    assert process.stack_plan()[0] == process.DEEP_STACK_BYTES
+    monkeypatch.setattr(process, "address_space_limit", lambda: 256 << 20)
+    plan = process.stack_plan()
+    assert plan[0] == 32 << 20 and plan == sorted(plan, reverse=True) and plan[-1] >= process.MIN_STACK_BYTES
+    assert process.recursion_limit_for(process.DEEP_STACK_BYTES) == process.DEEP_RECURSION_LIMIT
+    assert process.recursion_limit_for(32 << 20) == process.DEEP_RECURSION_LIMIT // 8
+    assert process.recursion_limit_for(1 << 20) == 1000
 
 
 def _refuse_threads(monkeypatch):
@@ -120,7 +120,7 @@ def test_no_thread_falls_back_to_the_main_thread(tmp_path, monkeypatch, capsys):
     assert main([str(KERNEL), "-o", str(out)]) == 0
     assert out.read_bytes()[:4] == b"FSEQ"
     assert len(tried) >= 2  # smaller stacks were tried first
-    assert cli.STACK_IN_USE == (0, limit) and sys.getrecursionlimit() == limit
+    assert process.STACK_IN_USE == (0, limit) and sys.getrecursionlimit() == limit
 
 
 def test_no_thread_and_deep_nesting_is_nesting_too_deep(tmp_path, monkeypatch, capsys):
@@ -145,7 +145,7 @@ def test_memory_error_is_reported_as_out_of_memory(monkeypatch, capsys, tmp_path
 def test_numpy_that_cannot_be_mapped_is_not_enough_memory(monkeypatch, capsys, tmp_path):
     """numpy's ImportError under a memory limit ('failed to map segment')."""
     monkeypatch.delitem(sys.modules, "numpy", raising=False)
-    monkeypatch.setattr(cli, "address_space_limit", lambda: None)
+    monkeypatch.setattr(process, "address_space_limit", lambda: None)
     import builtins
 
     real_import = builtins.__import__

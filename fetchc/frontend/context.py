@@ -79,8 +79,8 @@ _shared: Context | None = None
 def shared_context() -> Context:
     """One :func:`make_context` per process, for ``fetchc.compile`` and the
     command line: like an ``MLIRContext``, it is shared by every compile, so
-    dialects load once and parsed type spellings are remembered across
-    kernels (:class:`~fetchc.frontend.located_parser.MemoTypeParser`)."""
+    dialects load once.  It holds no parse state: every parse starts afresh
+    (aliases are per input)."""
     global _shared
     if _shared is None:
         _shared = make_context()

@@ -105,106 +105,13 @@ def _expanded_size(root: object, memo: dict[int, int]) -> int:
     return memo[id(root)]
 
 
-def _type_end(text: str, start: int) -> int | None:
-    """End offset of the type spelled at ``text[start:]`` when it is a
-    ``!dialect.type<...>`` or ``memref<...>`` whose brackets balance within
-    the line (``->`` inside an affine map is not a bracket), else None."""
-    i = start
-    n = len(text)
-    while i < n and (text[i].isalnum() or text[i] in "!._$-") and text[i] != "<":
-        if text[i] == "-" and i + 1 < n and text[i + 1] == ">":
-            return None
-        i += 1
-    if i >= n or text[i] != "<":
-        return None
-    depth = 0
-    while i < n:
-        c = text[i]
-        if c == "<":
-            depth += 1
-        elif c == ">" and text[i - 1] != "-":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        elif c in '"\n{}':
-            return None
-        i += 1
-    return None
-
-
-class MemoTypeParser(PatchedParser):
-    """xDSL's parser, parsing each distinct ``!dialect.type<...>``,
-    ``memref<...>`` or builtin scalar type spelling once per input: a kernel repeats the same stream
-    and memref types thousands of times, and xDSL's type parser costs about a
-    third of the parse.  Attributes are immutable, so a parsed type is shared
-    (per :class:`~xdsl.context.Context`: a spelling means the same type in
-    the same context).  Upstream: a type cache keyed by spelling."""
-
-    MEMO_LIMIT = 1 << 14
-    """Spellings remembered per context (the memo is dropped when full)."""
-
-    def __init__(self, ctx: Context, *args, **kwargs) -> None:
-        super().__init__(ctx, *args, **kwargs)
-        # Kept on the context: the same spelling parses to the same type in
-        # the same context, and a context shared across compiles (fetchc's
-        # shared_context) shares the parses.
-        memo = ctx.__dict__.get("_fetchc_type_memo")
-        if memo is None or len(memo) > self.MEMO_LIMIT:
-            memo = ctx.__dict__["_fetchc_type_memo"] = {}
-        self._type_memo: dict[str, Attribute] = memo
-        # How many types enclose the one being parsed: only an outermost
-        # type's spelling is looked up (a type nested N deep would otherwise
-        # scan its spelling N times: quadratic in the nesting).
-        self._type_depth = 0
-
-    def _parse_nested_type(self):
-        self._type_depth += 1
-        try:
-            return super().parse_optional_type()
-        finally:
-            self._type_depth -= 1
-
-    def parse_optional_type(self):
-        token = self._current_token
-        text = self.lexer.input.content
-        start = token.span.start
-        if token.kind == MLIRTokenKind.BARE_IDENT and not text.startswith("<", token.span.end):
-            # A builtin scalar type (`i64`, `f32`, `bf16`...): one token.
-            key = token.text
-            hit = self._type_memo.get(key)
-            if hit is not None:
-                self._consume_token()
-                return hit
-            found = super().parse_optional_type()
-            if found is not None and self._current_token.span.start >= token.span.end:
-                self._type_memo[key] = found
-            return found
-        if self._type_depth or token.kind not in (MLIRTokenKind.EXCLAMATION_IDENT, MLIRTokenKind.BARE_IDENT) or not (
-            text.startswith("memref<", start) or text.startswith("!", start)
-        ):
-            return self._parse_nested_type()
-        end = _type_end(text, start)
-        if end is None:
-            return self._parse_nested_type()
-        key = text[start:end]
-        hit = self._type_memo.get(key)
-        if hit is not None:
-            self._resume_from(end)
-            return hit
-        found = self._parse_nested_type()
-        after = self._current_token.span.start
-        if found is not None and after >= end and not text[end:after].strip():
-            self._type_memo[key] = found
-        return found
-
-
 # A top-level location alias definition `#name = loc(` at the start of a line
 # (where `mlir-opt --mlir-print-debuginfo` writes them, often after their use).
 _LOC_ALIAS_DEF_RE = re.compile(r"(?:\A|(?<=[\r\n]))[ \t]*(#[A-Za-z_][\w$.-]*)[ \t]*=[ \t]*loc[ \t]*\(")
 _LOCATION_TYPES = (UnknownLoc, FileLineColLoc, CallSiteLoc, NameLoc, FusedLoc)
 
 
-class LocatedParser(MemoTypeParser):
+class LocatedParser(PatchedParser):
     """xDSL's :class:`~xdsl.parser.Parser` that attaches source locations.
 
     Every parsed op whose location is still ``UnknownLoc`` after parsing gets

@@ -94,6 +94,27 @@ def test_compile_is_repeatable_and_stateless():
     assert a.module is not b.module
 
 
+def _strided_kernel(offset: int) -> str:
+    return f"""#l = strided<[1], offset: {offset}>
+func.func @k(%x: memref<64xbf16, #l>, %o: memref<64xbf16>) {{
+  %s = fetch.fetch %x {{map = affine_map<(d0, d1) -> (d0 * 64 + d1)>}} : memref<64xbf16, #l> -> !fetch.stream<main, [1], [64], bf16>
+  rngd.commit %s, %o : !fetch.stream<main, [1], [64], bf16>, memref<64xbf16>
+  func.return
+}}
+"""
+
+
+def test_compile_alias_redefined_between_calls():
+    """Issue 17 item 1: an alias means what its own input defines.  A second
+    compile whose `#l` has `offset: 32` (bf16: 64 bytes) reads at base 64,
+    whatever an earlier compile in the same process defined `#l` as."""
+    first = fetchc.compile(_strided_kernel(0))
+    second = fetchc.compile(_strided_kernel(32))
+    assert [p.base for p in first.programs] == [0]
+    assert [p.base for p in second.programs] == [64]
+    assert "offset: 32" in second.mlir and "offset: 32" not in first.mlir
+
+
 @pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.mlir")), ids=lambda p: p.stem)
 def test_compile_every_example(path):
     r = fetchc.compile(path.read_text(), filename=str(path))

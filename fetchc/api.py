@@ -27,6 +27,7 @@ Spec: ir.md §4 (the default pipeline), §5 (``fetchc run``), seqbin.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -130,7 +131,7 @@ def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: A
     codes one per element (``uint8`` 0-15, ``int8`` for ``i4``) or packed two
     per byte (last dim halved, even element in the low nibble); scalars as
     numbers.  A tensor named ``entry`` cannot be passed as a keyword: use
-    :func:`fetchc.golden.run.run_kernel`, which takes a mapping.
+    :func:`run_kernel`, which takes a mapping.
 
     Returns ``{tensor name: array}`` for every committed tensor, in its
     memref shape, encoded as ``fetchc sim`` encodes (``f32``/``i32``/``i8``/
@@ -144,6 +145,44 @@ def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: A
     errors, and a committed tensor that depends on an op without specified
     arithmetic, such as ``rngd.contract_outer``), all ``ValueError`` or
     ``Exception`` subclasses with one-sentence messages."""
-    from fetchc.golden.run import run_kernel
-
     return run_kernel(text_or_module, entry, arrays)
+
+
+def run_kernel(
+    module_or_text: ModuleOp | str,
+    entry: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    *,
+    filename: str = "<input>",
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> dict[str, numpy.ndarray]:
+    """The golden model of one kernel (:mod:`fetchc.golden.run`): compile
+    ``module_or_text`` (MLIR text, or a ``builtin.module``, which is cloned,
+    not modified), lay ``values`` out in DM, run every program from the
+    emitted ``seq.bin`` bytes and the downstream ``rngd`` ops with RNGD
+    numerics.
+
+    * ``entry``: the kernel's function name (``"k"`` or ``"@k"``); ``None``
+      when the input holds one kernel.
+    * ``values``: ``{tensor or scalar name: value}``: arrays in any form of
+      :mod:`fetchc.golden.inputs` (``ml_dtypes`` arrays, raw bits, ``|V``
+      arrays, 4-bit codes or packed bytes), scalars as numbers or number
+      strings.
+    * ``threads``: simulator and Vector Engine worker threads (default: up to
+      4); ``progress``: force the terminal progress line on or off.
+
+    Returns ``{tensor name: numpy array}`` for every committed tensor, in its
+    memref shape and the ``fetchc sim`` encoding (ir.md §5).  Raises
+    :class:`fetchc.golden.inputs.InputError`, :class:`fetchc.golden.run.RunError`,
+    :class:`~fetchc.diagnostics.DiagnosticError` (compile errors;
+    ops ``run`` cannot execute), :class:`fetchc.golden.sim.SimError`."""
+    from fetchc.golden.run import run_seqbin
+
+    if isinstance(module_or_text, ModuleOp):
+        module_or_text = module_or_text.clone()
+    elif not isinstance(module_or_text, str):
+        raise TypeError(f"fetchc.run takes MLIR text (str) or a builtin.module, not {type(module_or_text).__name__}")
+    result = compile(module_or_text, filename=filename)
+    return run_seqbin(result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress)
+

@@ -57,7 +57,7 @@ import ml_dtypes
 import numpy as np
 
 from fetchc import seqbin
-from fetchc.golden import sim
+from fetchc.golden import engine, sim
 from fetchc.seqbin import Program, SeqBin, Table
 from fetchc.target import F4E2M1FN, F8E4M3FN, F32, flit_count
 
@@ -132,7 +132,7 @@ def decode_vs_copy(a: argparse.Namespace) -> float:
     dst[:] = 0  # written before: the copy measures bandwidth, not page faults
     print(f"built {a.mib} MiB DM image + seq.bin in {time.perf_counter() - t0:.2f}s")
     print(f"program: {p.in_dtype} -> {p.out_dtype}, sequencer {seqbin.sequencer_text(p)}, "
-          f"threads {a.threads or sim._default_threads()}, output {out_bytes >> 20} MiB")  # fmt: skip
+          f"threads {a.threads or engine.default_threads()}, output {out_bytes >> 20} MiB")  # fmt: skip
     reuse = np.empty(out_bytes // sim.sim_dtype(p.out_dtype).itemsize, sim.sim_dtype(p.out_dtype))
     reuse.view(np.uint8)[:] = 0
     t_copy, t_fresh, t_sim, t_warm, ratios, warm_ratios, fresh_ratios = [], [], [], [], [], [], []

@@ -60,7 +60,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from fetchc.target.encoding import UINT, pack_elements
@@ -77,6 +76,7 @@ __all__ = [
     "place",
     "packed_bytes",
     "dm_image",
+    "image_size",
 ]
 
 PLACE_CHUNK = 1 << 20
@@ -579,18 +579,29 @@ def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
 
 
 def dm_image(tensors: Sequence[tuple[TensorSpec, Any]], size: int | None = None) -> np.ndarray:
-    """A zeroed DM image with every ``(spec, values)`` written at its
+    """The one builder of DM images (``fetchc run``, ``fetchc sim --arg``,
+    the tests): a zeroed image with every ``(spec, values)`` written at its
     placement (:func:`place`, in order: a later tensor overwrites an earlier
-    one where explicit placements alias).  ``size``: the image size in bytes;
-    default just past the last tensor byte.  Returns a new 1-D ``uint8``
-    array.  Raises :class:`InputError` as :func:`place` does."""
+    one where explicit placements alias).  ``values`` ``None`` leaves the
+    tensor's bytes zero (an output, a scratch buffer) but still counts for the
+    size.  ``size``: the image size in bytes; default just past the last byte
+    of any tensor.  Returns a new 1-D ``uint8`` array.  Raises
+    :class:`InputError` as :func:`place` does."""
     if size is None:
-        size = 0
-        for spec, _ in tensors:
-            if spec.dm_base is None:
-                raise InputError(f"tensor {spec.name!r} has no DM address (it was not placed)")
-            size = max(size, spec.dm_base + spec.byte_range()[1])
+        size = image_size(spec for spec, _ in tensors)
     image = np.zeros(size, dtype=np.uint8)
     for spec, values in tensors:
-        place(image, spec, values)
+        if values is not None:
+            place(image, spec, values)
     return image
+
+
+def image_size(specs: Iterable[TensorSpec]) -> int:
+    """Bytes from DM address 0 to one past the last byte of any of
+    ``specs``.  Raises :class:`InputError` for an unplaced tensor."""
+    size = 0
+    for spec in specs:
+        if spec.dm_base is None:
+            raise InputError(f"tensor {spec.name!r} has no DM address (it was not placed)")
+        size = max(size, spec.dm_base + spec.byte_range()[1])
+    return size

@@ -3,7 +3,7 @@
 It gives every op of the ``fetch``, ``rngd`` and ``fetch_seq`` dialects a
 value-level meaning, so a module can be run before and after each pass and the
 results compared bit for bit (and, after ``fetch-to-seq``, against the
-golden model :mod:`fetchc.sim`).  ``func`` and ``arith`` run on xDSL's own
+golden model :mod:`fetchc.golden.sim`).  ``func`` and ``arith`` run on xDSL's own
 implementations.
 
 Values
@@ -18,7 +18,7 @@ Values
   ``rngd.commit`` writes into it **in place**.
 * A **stream** is a numpy array of shape ``time + packet`` with the same
   canonical dtype as its element type (``i5`` → ``int8``, ``i9`` → ``int16``).
-  :func:`fetchc.sim.to_sim_encoding` turns it into the ``fetchc sim``
+  :func:`fetchc.golden.sim.to_sim_encoding` turns it into the ``fetchc sim``
   encoding (ir.md §5) for bit-exact comparison with the simulator.
 * An ``f32`` scalar is a ``np.float32`` (a Python float or an
   ``arith.constant``'s ``FloatAttr`` is rounded to f32).
@@ -50,22 +50,17 @@ Op semantics
   ``fetch.fetch`` reads (one scale per block along the memref's last axis).
   The plain-IEEE definition stays available as :func:`dequant_reference`
   (for comparisons with a checkpoint's reference dequantisation).
-* ``rngd.switch`` / ``rngd.collect``: identity.  ``rngd.to_trf`` /
-  ``rngd.to_vrf``: the array.  ``rngd.transpose``: a **reshape** of the
-  elements in row-major order to the result shape (the IR does not say which
-  permutation the Transpose Engine applies, so this is a reinterpretation,
-  not a data movement).  ``rngd.commit``: the stream's elements in row-major
-  order into the memref array, in place.  ``rngd.scratch``: a new array of
+* ``rngd.switch``, ``rngd.collect``, ``rngd.to_trf``, ``rngd.to_vrf``,
+  ``rngd.transpose``, ``rngd.commit``, ``rngd.block_scale``,
+  ``rngd.tensor_scale``: as :mod:`fetchc.golden.rngd_ops` defines them (the
+  one definition ``fetchc run`` uses too); ``rngd.commit`` writes into the
+  memref array in place.  ``rngd.scratch``: a new array of
   zeros of its memref's shape (the compiler's own DM buffer; a commit fills
   it before a fetch reads it).
-* ``rngd.block_scale``: ``x × s`` per block
-  (:func:`fetchc.target.numerics.block_scale`: an ``f8E8M0FNU`` scale
-  decoded as ``2^(e-127)``, then the Vector Engine multiply);
-  ``rngd.tensor_scale``: ``x × g`` (:func:`fetchc.target.numerics.tensor_scale`).
 * ``fetch_seq.program``: runs the register block with the simulator's own
   code (:func:`run_program_on_array`): the memref array is laid out in its
   layout order (:func:`flatten_in_layout`) and packed into DM bytes
-  (:func:`fetchc.sim.pack_elements`); the lookup goes through the
+  (:func:`fetchc.golden.sim.pack_elements`); the lookup goes through the
   ``fetch_seq.table``'s baked entries.  The program's ``base`` field is a DM
   byte address, so the interpreter must know the memref's DM address: pass
   ``memref_bases`` to :func:`interpret` (default 0, ``fetch.fetch``'s default
@@ -76,7 +71,7 @@ Op semantics
 
 Errors: :class:`InterpError` for bad arguments (wrong shape or dtype, an index
 outside a memref, a program reading outside its memref);
-:class:`fetchc.sim.SimError` from the stage functions; xDSL's
+:class:`fetchc.golden.sim.SimError` from the stage functions; xDSL's
 ``InterpretationError`` for ops without an implementation.
 
 Spec: ir.md §1-2, §4; hardware.md §2-4 (§2.2a: RNGD float semantics).
@@ -90,7 +85,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
@@ -115,7 +110,9 @@ from fetchc.dialects.rngd import (
 )
 from fetchc.seqbin import Program, Table
 from fetchc.seqbin.emit import program_record, table_record
-from fetchc.golden.sim import SimError, cast_values, check_read_bounds, simulate_program, zp_sub_values
+from fetchc.golden import rngd_ops
+from fetchc.golden.engine import SimError, cast_values, check_read_bounds, zp_sub_values
+from fetchc.golden.sim import simulate_program
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
 from fetchc.target import ElementType, numerics
 
@@ -193,7 +190,7 @@ def lookup_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.
     """The table-lookup stage **by value** (hardware.md §2.1): canonical
     ``src`` values converted by ``ml_dtypes`` to ``dst`` (every table entry is
     exact, and is exactly this conversion, seqbin.md TABLES).  Raises
-    :class:`fetchc.sim.SimError` for a pair outside the four tables."""
+    :class:`fetchc.golden.sim.SimError` for a pair outside the four tables."""
     if (src, dst) not in target.LOOKUP_TABLES:
         raise SimError(f"the hardware has no {src} -> {dst} lookup table")
     values = np.asarray(values)
@@ -327,12 +324,12 @@ def run_program_on_array(
 
     ``flat``: the memref's canonical values in layout order
     (:func:`flatten_in_layout`), element 0 at DM byte ``memref_base``.  It is
-    packed into DM bytes (:func:`fetchc.sim.pack_elements`) and
-    :func:`fetchc.sim.simulate_program` runs with ``base`` made relative to
+    packed into DM bytes (:func:`fetchc.golden.sim.pack_elements`) and
+    :func:`fetchc.golden.sim.simulate_program` runs with ``base`` made relative to
     ``memref_base``; every read must stay inside the memref.  Returns the
     ``fetchc sim`` encoding, shape ``(prod(limits) // packet_size,
     packet_size)``.  Raises :class:`InterpError` for a read outside the memref
-    and :class:`fetchc.sim.SimError` for an inconsistent program."""
+    and :class:`fetchc.golden.sim.SimError` for an inconsistent program."""
     image = pack_elements(flat, prog.in_dtype)
     rel = dataclasses.replace(prog, base=prog.base - memref_base)
     try:
@@ -424,7 +421,7 @@ class FetchcFunctions(InterpreterFunctions):
     def run_transpose(self, interpreter: Interpreter, op: TransposeOp, args: tuple[Any, ...]):
         st = op.result.type
         assert isinstance(st, StreamType)
-        return (_stream(np.ascontiguousarray(args[0]).reshape(st.time + st.packet), st, op.name),)
+        return (_stream(rngd_ops.transpose(args[0], st), st, op.name),)
 
     @impl(CommitOp)
     def run_commit(self, interpreter: Interpreter, op: CommitOp, args: tuple[Any, ...]):
@@ -434,7 +431,7 @@ class FetchcFunctions(InterpreterFunctions):
         src = np.asarray(args[0])
         if src.dtype != buf.dtype or src.size != buf.size:
             raise InterpError(f"rngd.commit: {src.size} x {src.dtype} into {buf.size} x {buf.dtype}")
-        buf[...] = src.reshape(buf.shape)
+        buf[...] = rngd_ops.committed(src, buf.shape)
         return ()
 
     @impl(ScratchOp)
@@ -452,19 +449,14 @@ class FetchcFunctions(InterpreterFunctions):
 
     @impl(BlockScaleOp)
     def run_block_scale(self, interpreter: Interpreter, op: BlockScaleOp, args: tuple[Any, ...]):
-        x, s = np.asarray(args[0]), np.asarray(args[1])
-        block = op.block.value.data
         st = op.scale.type
         assert isinstance(st, StreamType)
-        if _elem(st.element_type, op.name) == target.F8E8M0FNU:
-            sf = e8m0_to_f32(s)
-        else:
-            sf = s.astype(np.float32, copy=False)
-        return (_stream(numerics.block_scale(x, sf, block), op.result.type, op.name),)
+        out = rngd_ops.block_scale(np.asarray(args[0]), np.asarray(args[1]), st, op.block.value.data)
+        return (_stream(out, op.result.type, op.name),)
 
     @impl(TensorScaleOp)
     def run_tensor_scale(self, interpreter: Interpreter, op: TensorScaleOp, args: tuple[Any, ...]):
-        out = numerics.tensor_scale(np.asarray(args[0]), _f32(args[1]))
+        out = rngd_ops.tensor_scale(np.asarray(args[0]), _f32(args[1]))
         return (_stream(out, op.result.type, op.name),)
 
     # ---- fetch_seq -----------------------------------------------------
@@ -527,7 +519,7 @@ def interpret(
     to capture each ``fetch_seq.program``'s stream).
 
     Raises :class:`InterpError` (unknown function, wrong argument count,
-    shape or dtype), :class:`fetchc.sim.SimError`, or xDSL's
+    shape or dtype), :class:`fetchc.golden.sim.SimError`, or xDSL's
     ``InterpretationError`` (an op without implementation)."""
     fn = _function(module, function_name)
     block = fn.body.blocks.first

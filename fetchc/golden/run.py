@@ -1,11 +1,13 @@
 """The golden model of a whole kernel: ``fetchc run`` and ``fetchc.run``
 (ir.md §2a, §5), and the MANIFEST-driven DM image of ``fetchc sim --arg``.
 
-What :func:`run_kernel` does
+What :func:`run_seqbin` does
 ----------------------------
 
-1. **Compile** with the default pipeline (:func:`fetchc.compile`; an
-   in-memory module is cloned first, the caller's stays as it was).
+1. **Its input is compiled already**: :func:`fetchc.api.run` (and
+   ``fetchc run``) compile with the default pipeline and pass the emitted
+   ``seq.bin`` bytes and the residual module down; this module never
+   compiles (it does not import :mod:`fetchc.api`).
 2. **Read back** the emitted ``seq.bin`` **bytes** (:func:`fetchc.seqbin.read`):
    every program record, table and the MANIFEST used below come from those
    bytes, never from the IR.  The residual IR only says which downstream
@@ -72,7 +74,7 @@ What :func:`run_kernel` does
 Speed: programs run vectorised on up to 4 threads (the simulator), and the
 Vector Engine ops of one stream are applied lazily, fused into one in-place
 pass over the stream when it is committed
-(:func:`fetchc.target.numerics.scale_chain_inplace`), skipping the flush
+(:mod:`fetchc.golden.scale_chain`), skipping the flush
 passes where bounds on the values prove them unnecessary.  A progress line
 appears on a terminal for large programs and scale passes.
 
@@ -100,35 +102,31 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
-    CollectOp,
     CommitOp,
     ContractOuterOp,
-    SwitchOp,
     TensorScaleOp,
-    ToTrfOp,
-    ToVrfOp,
     TransposeOp,
 )
 from fetchc.diagnostics import DiagnosticError
 from fetchc.frontend.locations import op_error
-from fetchc.golden import sim
+from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
     InputError,
     TensorSpec,
     canonical_values,
     check_names,
+    dm_image,
     packed_bytes,
     place,
     scalar_value,
 )
 from fetchc.seqbin import Kernel, Program, SeqBin, Table
 from fetchc.seqbin import Tensor as ManifestTensor
-from fetchc.target import F8E8M0FNU, F32, numerics
-from fetchc.target.numerics import Magnitudes
+from fetchc.target import F32
+from fetchc.golden.scale_chain import UNKNOWN, Magnitudes, ScaleChain, magnitudes_of, scale_chain_inplace
 
 __all__ = [
     "RunError",
-    "run_kernel",
     "run_seqbin",
     "tensor_spec",
     "kernel_image",
@@ -157,15 +155,6 @@ def tensor_spec(t: ManifestTensor) -> TensorSpec:
     return TensorSpec(t.name, t.dtype, tuple(t.shape), tuple(t.strides), t.offset, t.dm_base)
 
 
-def _image_size(tensors: Iterable[ManifestTensor]) -> int:
-    """Bytes from DM address 0 to one past the last byte of any tensor."""
-    size = 0
-    for t in tensors:
-        spec = tensor_spec(t)
-        size = max(size, t.dm_base + spec.byte_range()[1])
-    return size
-
-
 def kernel_image(kernel: Kernel, values: Mapping[str, Any]) -> np.ndarray:
     """A zeroed DM image (``uint8``, address 0 = first byte, up to the last
     byte of any tensor of ``kernel``) with each named tensor of ``values``
@@ -174,11 +163,7 @@ def kernel_image(kernel: Kernel, values: Mapping[str, Any]) -> np.ndarray:
     where explicit placements overlap).  Names that are not tensors of the
     kernel are ignored here (the callers check names first).  Raises
     :class:`InputError` for a value of the wrong shape or type."""
-    image = np.zeros(_image_size(kernel.tensors), dtype=np.uint8)
-    for t in kernel.tensors:
-        if t.name in values:
-            place(image, tensor_spec(t), values[t.name])
-    return image
+    return dm_image([(tensor_spec(t), values.get(t.name)) for t in kernel.tensors])
 
 
 def _check_given(
@@ -350,7 +335,7 @@ class _Runner:
     ):
         self.sb, self.kernel, self.fn = sb, kernel, fn
         self.program_ops = program_ops
-        self.threads = sim._default_threads() if threads is None else max(1, int(threads))
+        self.threads = engine.default_threads() if threads is None else max(1, int(threads))
         self.progress = progress
         self.keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
         self.by_arg = {t.arg: t for t in kernel.tensors if t.arg is not None}
@@ -414,9 +399,8 @@ class _Runner:
         block = self.fn.body.block
         for s in self.kernel.scalars:
             env[block.args[s.arg]] = scalar_value(s.name, values[s.name])
-        image = np.zeros(_image_size(self.kernel.tensors), dtype=np.uint8)
-        for t in inputs:
-            place(image, tensor_spec(t), values[t.name])
+        given = {t.name for t in inputs}
+        image = dm_image([(tensor_spec(t), values[t.name] if t.name in given else None) for t in self.kernel.tensors])
         reads_after = self._reads_after()
         outputs: dict[str, np.ndarray] = {}
         self.pending: list[_Stream] = []
@@ -456,22 +440,18 @@ class _Runner:
             return
         if isinstance(op, ProgramOp):
             env[op.result] = self.program(op, image)
-        elif isinstance(op, (SwitchOp, CollectOp, ToTrfOp, ToVrfOp)):
+        elif isinstance(op, rngd_ops.PASS_THROUGH):
             env[op.results[0]] = env.pop(op.input)
         elif isinstance(op, TransposeOp):
             s = self.materialise(env.pop(op.input))
-            st = op.result.type
-            s.shape = tuple(st.time) + tuple(st.packet)  # type: ignore[attr-defined]
-            s.arr = np.ascontiguousarray(s.arr).reshape(s.shape)
+            assert s.arr is not None
+            s.arr = rngd_ops.transpose(s.arr, op.result.type)
+            s.shape = s.arr.shape
             env[op.result] = s
         elif isinstance(op, BlockScaleOp):
             x: _Stream = env.pop(op.input)
             sc = self.materialise(env.pop(op.scale))
-            st = op.scale.type
-            if st.elem == F8E8M0FNU:  # type: ignore[attr-defined]
-                f = numerics.e8m0_to_f32(sc.arr)
-            else:
-                f = np.ascontiguousarray(sc.arr, dtype=np.float32)
+            f = rngd_ops.scale_factors(sc.arr, op.scale.type)
             x.steps.append((f.reshape(-1), op.block.value.data))
             x.ops.append(op.name)
             x.programs = x.programs + sc.programs
@@ -479,7 +459,7 @@ class _Runner:
         elif isinstance(op, TensorScaleOp):
             x = env.pop(op.input)
             g = env.get(op.scale)
-            x.steps.append((numerics.scalar_f32(g), None))
+            x.steps.append((rngd_ops.tensor_factor(g), None))
             x.ops.append(op.name)
             env[op.result] = x
         elif isinstance(op, ContractOuterOp):
@@ -526,7 +506,7 @@ class _Runner:
         self.pending.append(v)
         return v
 
-    def force(self, v: _Stream, chain: numerics.ScaleChain | None = None) -> None:
+    def force(self, v: _Stream, chain: ScaleChain | None = None) -> None:
         """Run ``v``'s program with the simulator (from the seq.bin record),
         applying ``chain`` to each range of output it writes, in cache."""
         if v.pending is None:
@@ -535,7 +515,7 @@ class _Runner:
         post = None
         if chain is not None:
 
-            def post(out: np.ndarray, lo: int, hi: int, _chain: numerics.ScaleChain = chain) -> None:
+            def post(out: np.ndarray, lo: int, hi: int, _chain: ScaleChain = chain) -> None:
                 _chain.apply(out, lo, hi)
 
         arr = sim.simulate_program(
@@ -555,7 +535,7 @@ class _Runner:
             return v
         if v.pending is not None:
             n = math.prod(v.shape)
-            self.force(v, numerics.ScaleChain(n, v.steps, v.bounds or numerics.UNKNOWN))
+            self.force(v, ScaleChain(n, v.steps, v.bounds or UNKNOWN))
             v.steps, v.bounds = [], None
             return v
         arr = v.arr  # streams are linear: nothing else refers to this array
@@ -563,14 +543,14 @@ class _Runner:
         if not arr.flags.c_contiguous or not arr.flags.writeable:
             arr = np.array(arr, order="C")
         label = " + ".join(v.ops) + " of " + ", ".join(v.programs[:1])
-        bar = sim._Progress(label, arr.size, self.progress, "fetchc run")
+        bar = engine.Progress(label, arr.size, self.progress, "fetchc run")
         threads = self.threads
 
         def chunks(n: int, chunk: int, work) -> None:
-            sim._run_chunks(n, chunk, work, threads, bar)
+            engine.run_chunks(n, chunk, work, threads, bar)
 
         try:
-            numerics.scale_chain_inplace(arr, v.steps, bounds=v.bounds or numerics.UNKNOWN, run_chunks=chunks)
+            scale_chain_inplace(arr, v.steps, bounds=v.bounds or UNKNOWN, run_chunks=chunks)
         finally:
             bar.close()
         v.arr, v.steps, v.bounds = arr, [], None
@@ -627,15 +607,15 @@ def output_magnitudes(prog: Program, tables: Sequence[Table]) -> Magnitudes:
     for 4-/8-bit inputs (the stage chain tabulated over all 256 key bytes,
     through the stored table); for ``bf16 → f32`` flushed values (hardware.md
     §2.2a: no subnormal); anything for an ``f32`` read without stage."""
-    plan = sim._plan(prog, tables, str(prog.name))
+    plan = engine.plan_program(prog, tables, str(prog.name))
     if plan.in_t.bits <= 8:
-        lut = sim._byte_lut(plan)
+        lut = engine.byte_lut(plan)
         if lut is not None and lut.dtype == np.float32:
-            return numerics.magnitudes_of(lut)
-        return numerics.UNKNOWN
+            return magnitudes_of(lut)
+        return UNKNOWN
     if plan.cast is not None:
         return Magnitudes(2.0**-126)
-    return numerics.UNKNOWN
+    return UNKNOWN
 
 
 # --------------------------------------------------------------------------
@@ -689,52 +669,15 @@ def run_seqbin(
     """Run kernel ``entry`` (module docstring, steps 2-7) given the emitted
     ``seq.bin`` bytes and the residual module they were emitted from.
     ``values``: ``{name: array or scalar}``.  Returns ``{tensor name:
-    array}``.  Raises as :func:`run_kernel`."""
+    array}``.  Raises :class:`InputError`, :class:`RunError`,
+    :class:`~fetchc.diagnostics.DiagnosticError` (ops ``run`` cannot
+    execute), :class:`fetchc.golden.sim.SimError`."""
     from fetchc.seqbin import read
 
     sb = read(seq_bin)
     kernel, fn, program_ops = _choose(sb, module, entry)
     runner = _Runner(sb, kernel, fn, program_ops, threads, progress)
     return runner.run(values)
-
-
-def run_kernel(
-    module_or_text: ModuleOp | str,
-    entry: str | None = None,
-    values: Mapping[str, Any] | None = None,
-    *,
-    filename: str = "<input>",
-    threads: int | None = None,
-    progress: bool | None = None,
-) -> dict[str, np.ndarray]:
-    """The golden model of one kernel (module docstring): compile
-    ``module_or_text`` (MLIR text, or a ``builtin.module``, which is cloned,
-    not modified), lay ``values`` out in DM, run every program from the
-    emitted ``seq.bin`` bytes and the downstream ``rngd`` ops with RNGD
-    numerics.
-
-    * ``entry``: the kernel's function name (``"k"`` or ``"@k"``); ``None``
-      when the input holds one kernel.
-    * ``values``: ``{tensor or scalar name: value}``: arrays in any form of
-      :mod:`fetchc.golden.inputs` (``ml_dtypes`` arrays, raw bits, ``|V``
-      arrays, 4-bit codes or packed bytes), scalars as numbers or number
-      strings.
-    * ``threads``: simulator and Vector Engine worker threads (default: up to
-      4); ``progress``: force the terminal progress line on or off.
-
-    Returns ``{tensor name: numpy array}`` for every committed tensor, in its
-    memref shape and the ``fetchc sim`` encoding (ir.md §5).  Raises
-    :class:`InputError`, :class:`RunError`,
-    :class:`~fetchc.diagnostics.DiagnosticError` (compile errors;
-    ops ``run`` cannot execute), :class:`fetchc.golden.sim.SimError`."""
-    from fetchc.api import compile as compile_
-
-    if isinstance(module_or_text, ModuleOp):
-        module_or_text = module_or_text.clone()
-    elif not isinstance(module_or_text, str):
-        raise TypeError(f"fetchc.run takes MLIR text (str) or a builtin.module, not {type(module_or_text).__name__}")
-    result = compile_(module_or_text, filename=filename)
-    return run_seqbin(result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress)
 
 
 def write_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:

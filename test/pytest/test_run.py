@@ -31,7 +31,8 @@ import fetchc
 from fetchc.cli import main
 from fetchc.diagnostics import DiagnosticError
 from fetchc.golden.inputs import InputError
-from fetchc.golden.run import RunError, run_kernel
+from fetchc.api import run_kernel
+from fetchc.golden.run import RunError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

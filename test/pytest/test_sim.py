@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetchc.golden import sim
+from fetchc.golden import engine, sim
 from fetchc.target import encoding
 from fetchc.seqbin import Program, SeqBin, Table, write
 from fetchc.cli import main_sim
@@ -244,13 +244,13 @@ def test_general_path_chunks_and_threads_agree(monkeypatch):
     contiguous = prog(in_dtype=F4E2M1FN, out_dtype=F8E5M2, limits=(4096, 8), strides=(8, 1), packet_size=8,
                       fetch_size=4, stages=1, table=0)  # fmt: skip
     want = nibbles(dm[: 4096 * 4]).view(ml_dtypes.float4_e2m1fn).astype(ml_dtypes.float8_e5m2).view(np.uint8)
-    monkeypatch.setattr(sim, "FAST_CHUNK", 100)
+    monkeypatch.setattr(engine, "FAST_CHUNK", 100)
     for threads in (1, 3):
         assert np.array_equal(simulate_program(contiguous, [tab], dm, threads=threads).reshape(-1), want)
     # the same elements walked as a non-mergeable nest: general path, many chunks
-    monkeypatch.setattr(sim, "GENERAL_CHUNK", 64)
+    monkeypatch.setattr(engine, "GENERAL_CHUNK", 64)
     strided = dataclass_replace(contiguous, limits=(2, 2048, 8), strides=(8 * 2048, 8, 1))
-    assert not sim._contiguous(dataclass_replace(strided, strides=(8, 16, 1)))
+    assert not engine.contiguous(dataclass_replace(strided, strides=(8, 16, 1)))
     for threads in (1, 3):
         assert np.array_equal(simulate_program(strided, [tab], dm, threads=threads).reshape(-1), want)
     shuffled = dataclass_replace(contiguous, limits=(8, 512, 8), strides=(8, 64, 1))
@@ -283,7 +283,7 @@ NESTS = [  # (limits, strides) in elements; all rows start on a byte for 4-bit
 @pytest.mark.parametrize("kind", ["f4-lookup", "i4-cast", "i8-zp", "bf16-cast", "f8-lookup-cast"])
 def test_every_execution_path_matches_python_walk(monkeypatch, path, nest, kind):
     for k, v in PATHS[path].items():
-        monkeypatch.setattr(sim, k, v)
+        monkeypatch.setattr(engine, k, v)
     limits, strides = nest
     offs = walk(limits, strides)
     packet = limits[-1] if strides[-1] in (0, 1) else 1
@@ -545,7 +545,7 @@ def test_encoding_round_trip():
 
 
 def test_no_progress_when_stderr_is_not_a_tty(capsys, monkeypatch):
-    monkeypatch.setattr(sim, "PROGRESS_MIN", 1)
+    monkeypatch.setattr(engine, "PROGRESS_MIN", 1)
     simulate_program(prog(), [], np.zeros(64, np.uint8))
     assert capsys.readouterr().err == ""
     simulate_program(prog(), [], np.zeros(64, np.uint8), progress=True)

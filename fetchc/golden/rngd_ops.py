@@ -1,0 +1,98 @@
+"""What the downstream ``rngd`` ops compute, once, for both golden paths:
+the interpreter (:mod:`fetchc.golden.interp`, one op at a time on whole
+arrays) and ``fetchc run`` (:mod:`fetchc.golden.run`, which fuses the
+multiplies of one stream into one pass, :mod:`fetchc.golden.scale_chain`).
+
+Spec: ir.md §2 (the ``rngd`` dialect), hardware.md §2.2a and §4.
+
+========================  ====================================================
+op                        meaning (values in canonical dtypes, ``float32`` for f32)
+========================  ====================================================
+``rngd.switch``,          identity (:data:`PASS_THROUGH`); ``to_trf`` /
+``rngd.collect``,         ``to_vrf``: the register file holds the stream
+``rngd.to_trf``,
+``rngd.to_vrf``
+``rngd.transpose``        a row-major **reshape** to the result stream's shape
+                          (:func:`transpose`): the IR does not say which
+                          permutation the Transpose Engine applies
+``rngd.block_scale``      ``x × f(s)`` per block of ``block`` elements of the
+                          innermost dim, by the Vector Engine multiply;
+                          ``f`` decodes the scale stream (:func:`scale_factors`:
+                          ``f8E8M0FNU`` as ``2^(e-127)``, ``f32`` as it is)
+``rngd.tensor_scale``     ``x × g``, the same multiply (:func:`tensor_factor`)
+``rngd.commit``           the stream's elements in row-major order become the
+                          memref's in row-major order (:func:`committed`)
+``arith.constant``        an ``f32`` constant is a scalar operand
+========================  ====================================================
+
+Every function accepts leading batch dims (``lead``) in front of the
+stream's own shape, as ``fetchc run`` keeps one slice per leading index
+(ir.md §2a).  This module imports numpy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fetchc.dialects.rngd import CollectOp, SwitchOp, ToTrfOp, ToVrfOp
+from fetchc.dialects.stream import StreamType
+from fetchc.target import F8E8M0FNU, element_type, numerics
+
+__all__ = [
+    "PASS_THROUGH",
+    "block_scale",
+    "committed",
+    "scale_factors",
+    "tensor_factor",
+    "tensor_scale",
+    "transpose",
+]
+
+PASS_THROUGH = (SwitchOp, CollectOp, ToTrfOp, ToVrfOp)
+"""The ops whose result is their input's value."""
+
+
+def transpose(values: np.ndarray, result: StreamType, lead: tuple[int, ...] = ()) -> np.ndarray:
+    """``rngd.transpose``: ``values`` (``lead`` + the input stream's shape)
+    reshaped in row-major order to ``lead`` + ``result``'s time then packet
+    dims.  Returns a C-contiguous array (a view when ``values`` is one)."""
+    return np.ascontiguousarray(values).reshape(tuple(lead) + tuple(result.time) + tuple(result.packet))
+
+
+def scale_factors(scale: np.ndarray, scale_type: StreamType) -> np.ndarray:
+    """The ``float32`` factors of a ``rngd.block_scale`` scale stream (any
+    shape): ``f8E8M0FNU`` (canonical or raw ``uint8`` bits) decoded as
+    ``2^(e-127)`` (``0xFF`` → ``0x7FC00000``; hardware.md §4), ``f32``
+    values as they are (the multiply reads a subnormal as zero)."""
+    if element_type(scale_type.element_type) == F8E8M0FNU:
+        return numerics.e8m0_to_f32(scale)
+    return np.ascontiguousarray(scale, dtype=np.float32)
+
+
+def tensor_factor(g: Any) -> np.float32:
+    """The ``f32`` operand of ``rngd.tensor_scale`` (a Python or numpy
+    number rounded to f32).  Raises ``ValueError`` for a non-number."""
+    return numerics.scalar_f32(g)
+
+
+def block_scale(x: np.ndarray, scale: np.ndarray, scale_type: StreamType, block: int) -> np.ndarray:
+    """``rngd.block_scale`` on whole arrays: ``x`` (``float32``) times the
+    factors of ``scale`` (shape ``x.shape`` with the last dim divided by
+    ``block``), by :func:`fetchc.target.numerics.block_scale`.  Returns a new
+    array.  Raises ``ValueError`` for mismatched shapes."""
+    return numerics.block_scale(x, scale_factors(scale, scale_type), block)
+
+
+def tensor_scale(x: np.ndarray, g: Any) -> np.ndarray:
+    """``rngd.tensor_scale`` on a whole array (``float32``):
+    :func:`fetchc.target.numerics.tensor_scale` by :func:`tensor_factor`."""
+    return numerics.tensor_scale(x, tensor_factor(g))
+
+
+def committed(values: np.ndarray, shape: tuple[int, ...], lead: tuple[int, ...] = ()) -> np.ndarray:
+    """``rngd.commit``: the stream's elements (``lead`` + stream shape) in
+    row-major order as the memref's (``lead`` + ``shape``).  Raises
+    ``ValueError`` when the element counts differ."""
+    return np.asarray(values).reshape(tuple(lead) + tuple(shape))

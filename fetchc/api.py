@@ -99,18 +99,20 @@ def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeli
     from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
     from fetchc.seqbin.emit import emit_seqbin
     from fetchc.frontend.parsing import parse_module
+    from fetchc.process import gc_paused
 
     if not isinstance(module_or_text, (str, ModuleOp)):
         raise TypeError(
             f"fetchc.compile takes MLIR text (str) or a builtin.module (ModuleOp), not {type(module_or_text).__name__}"
         )
-    ctx = shared_context()
-    module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
-    passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
-    result = run_pipeline(module, ctx, passes)
-    if not result.ok:
-        raise DiagnosticError(result.diagnostics)
-    sb, data = emit_seqbin(module)
+    with gc_paused():  # a compile makes little cyclic garbage: see fetchc.process.gc_paused
+        ctx = shared_context()
+        module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
+        passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
+        result = run_pipeline(module, ctx, passes)
+        if not result.ok:
+            raise DiagnosticError(result.diagnostics)
+        sb, data = emit_seqbin(module)
     return CompileResult(seq_bin=data, seqbin=sb, module=module)
 
 

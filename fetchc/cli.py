@@ -39,6 +39,7 @@ from fetchc.frontend.verify_diagnostics import check_expected
 from fetchc.process import (
     ResourceExhausted,
     call_with_deep_stack,
+    gc_paused,
     is_memory_message,
     limit_malloc_arenas,
     limit_text,
@@ -68,6 +69,11 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)")
     p.add_argument("--print-op-generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument(
+        "--verify-each", action="store_true", default=None,
+        help="verify the whole module after every pass, as mlir-opt does (default: verify after parsing, then "
+        "only what each pass created; the FETCHC_VERIFY_EACH environment variable turns it on too)",
+    )
     p.add_argument(
         "--mlir-print-debuginfo", action="store_true",
         help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --print-op-generic",
@@ -144,7 +150,9 @@ def main_compile(argv: list[str]) -> int:
 
         if module is not None:
             with _pass_prints_to_stderr(args.output):
-                result = run_pipeline(module, ctx, passes, after if args.print_ir_after_all else None)
+                result = run_pipeline(
+                    module, ctx, passes, after if args.print_ir_after_all else None, verify_each=args.verify_each
+                )
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
                 try:
@@ -504,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     limit_malloc_arenas()
     try:
-        return call_with_deep_stack(_dispatch, argv)
+        with gc_paused():  # see fetchc.process.gc_paused
+            return call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     except KeyboardInterrupt:

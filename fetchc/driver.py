@@ -11,6 +11,7 @@ Spec: ir.md §4 (default pipeline) and §5 (command line).
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from fetchc.frontend.context import all_passes, fetchc_passes
 from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
 from fetchc.frontend.locations import op_error, op_location
 from fetchc.frontend.verify import verify_module
-from fetchc.rewriting import ChangeTracker, FetchcPass, affected_ops
+from fetchc.rewriting import ChangeTracker, FetchcPass
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "fetch-route-sub-decode",
@@ -193,16 +194,40 @@ class PipelineResult:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
+VERIFY_EACH_ENV = "FETCHC_VERIFY_EACH"
+"""Environment variable: when set (and not ``0``), :func:`run_pipeline`
+verifies the whole module after every pass by default, as ``--verify-each``
+does.  The test suite sets it, so that every compile in the tests checks
+that the passes produce valid IR."""
+
+
+def verify_each_default() -> bool:
+    """``--verify-each``'s default: on when :data:`VERIFY_EACH_ENV` is set."""
+    return os.environ.get(VERIFY_EACH_ENV, "") not in ("", "0")
+
+
 def run_pipeline(
     module: ModuleOp,
     ctx: Context,
     passes: Sequence[ModulePass],
     after_pass: Callable[[ModulePass, ModuleOp], None] | None = None,
+    *,
+    verify_each: bool | None = None,
 ) -> PipelineResult:
-    """Verify ``module``, then run ``passes`` in order, verifying after each
-    (like ``mlir-opt``).  Stops at the first failure.  Never raises for bad
-    input: every failure is a diagnostic in the result.  ``after_pass`` is
-    called after each successful pass (``--print-ir-after-all``)."""
+    """Verify ``module`` completely, then run ``passes`` in order.  Stops at
+    the first failure.  Never raises for bad input: every failure is a
+    diagnostic in the result.  ``after_pass`` is called after each
+    successful pass (``--print-ir-after-all``).
+
+    Verification happens once (ir.md §4): after a fetchc pass only the ops
+    it created are verified (the passes rewrite verified IR into legal
+    stages; the ``fetch_seq`` ops fetch-to-seq creates and the ``seq.bin``
+    writer's record checks guard the output); after any other pass (xDSL's)
+    the whole module.  ``verify_each`` (``--verify-each``; default
+    :func:`verify_each_default`) verifies the whole module after every pass,
+    as ``mlir-opt`` does."""
+    if verify_each is None:
+        verify_each = verify_each_default()
     diags = verify_module(module)
     if not diags:
         from fetchc.dialects.fetch_chain import signature_errors
@@ -221,9 +246,7 @@ def run_pipeline(
             return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
             return PipelineResult(module, [pass_diagnostic(p, err, module)])
-        # fetchc's own passes report what they touched: re-verify that and the
-        # stream chains around it; any other pass gets a full verification.
-        diags = verify_module(module, None if tracker is None else affected_ops(tracker.changed))
+        diags = verify_module(module, None if verify_each or tracker is None else tracker.created)
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"

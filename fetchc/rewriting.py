@@ -11,25 +11,22 @@ re-verifying only what a pass touched.
   which also prints the whole module into any error a pattern raises, is not
   needed.
 * :class:`FetchcPass` — a pass made of patterns; ``apply_tracked`` reports
-  every op it inserts, modifies or removes to a listener, so the driver
-  re-verifies only those ops and the stream chains around them
-  (:func:`affected_ops`).
-
-Spec: ir.md §4 (the pipeline verifies after every pass, like ``mlir-opt``).
+  every op it inserts to a listener (:class:`ChangeTracker`), so the driver
+  verifies only the ops the pass created.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
 
-__all__ = ["walk", "apply_pattern", "FetchcPass", "ChangeTracker", "affected_ops"]
+__all__ = ["walk", "apply_pattern", "FetchcPass", "ChangeTracker"]
 
 
 def walk(root: Operation) -> Iterator[Operation]:
@@ -63,66 +60,21 @@ def apply_pattern(pattern: RewritePattern, module: Operation, listener: PatternR
 
 @dataclass
 class ChangeTracker:
-    """Collects the ops a pass inserts, modifies or replaces, and the
-    neighbours of the ops it removes; :attr:`listener` is handed to the
-    pass."""
+    """Collects the ops a pass creates (inserts); :attr:`listener` is handed
+    to the pass.  The driver verifies those after the pass (ir.md §4: verify
+    once; ``--verify-each`` verifies everything)."""
 
-    changed: set[Operation] = field(default_factory=set)
+    created: set[Operation] = field(default_factory=set)
     listener: PatternRewriterListener = field(init=False)
 
     def __post_init__(self) -> None:
-        self.listener = PatternRewriterListener(
-            operation_insertion_handler=[self.changed.add],
-            operation_modification_handler=[self.changed.add],
-            operation_replacement_handler=[self._replaced],
-            operation_removal_handler=[self._removed],
-        )
-
-    def _replaced(self, op: Operation, new_results: Iterable[SSAValue | None]) -> None:
-        for v in new_results:
-            if v is not None and isinstance(v.owner, Operation):
-                self.changed.add(v.owner)
-
-    def _removed(self, op: Operation) -> None:
-        for v in op.operands:
-            if isinstance(v.owner, Operation):
-                self.changed.add(v.owner)
-        for r in op.results:
-            self.changed.update(u.operation for u in r.uses)
-
-
-def affected_ops(changed: Iterable[Operation]) -> set[Operation]:
-    """The ops to re-verify after a pass of fetchc's: the ``changed`` ops
-    and their stream neighbours (the producers of their ``!fetch.stream``
-    operands and the users of their stream results).
-
-    Sound for fetchc's passes, which run on a module that verified and
-    rewrite whole chains at once: an op whose own operands, results and
-    properties are untouched and that is no neighbour of a touched op sees
-    the same IR within the reach of every rule that inspects neighbours
-    (:mod:`fetchc.dialects.fetch_chain`: stage order and stream origin look
-    one op back, linearity at the op's own uses; the chain-wide views — the
-    cast a fetch's chain will have, the ``fetch.zp_sub`` behind an ``i9``
-    stream — are preserved by every lowering, which is what the passes are
-    for).  Any other pass gets a full verification."""
-    from fetchc.dialects.stream import StreamType
-
-    seen: set[Operation] = set()
-    for op in changed:
-        seen.add(op)
-        for v in op.operands:
-            if isinstance(v.type, StreamType) and isinstance(v.owner, Operation):
-                seen.add(v.owner)
-        for r in op.results:
-            if isinstance(r.type, StreamType):
-                seen.update(u.operation for u in r.uses)
-    return seen
+        self.listener = PatternRewriterListener(operation_insertion_handler=[self.created.add])
 
 
 class FetchcPass(ModulePass):
     """A fetchc pass whose rewrites go through a rewriter listener:
-    :meth:`apply_tracked` reports them, so the driver re-verifies only the
-    affected ops (:func:`affected_ops`).  Subclasses implement
+    :meth:`apply_tracked` reports the ops it inserts, so the driver verifies
+    only those.  Subclasses implement
     :meth:`apply_tracked`; :meth:`apply` (what ``xdsl-opt`` calls) passes a
     listener that records nothing."""
 

@@ -21,8 +21,8 @@ __all__ = ["verify_module"]
 
 def verify_module(module: Operation, only: Collection[Operation] | None = None) -> list[Diagnostic]:
     """Verify ``module`` and every op nested in it (or, with ``only``, just
-    those of its ops; :func:`fetchc.rewriting.affected_ops` gives the set a
-    pass touched); return all errors.
+    those of its ops: the set a pass created, :class:`fetchc.rewriting.ChangeTracker`);
+    return all errors.
 
     Each op is verified on its own (``op.verify(verify_nested_ops=False)``,
     minus xDSL's IR dump, see :func:`~fetchc.frontend.xdsl_compat.verify_op_alone`), in pre-order (the order of ``module.walk()``).  An op gives at most one

@@ -26,7 +26,11 @@ names what to offer upstream:
 * :func:`verify_op_alone`: ``op.verify(verify_nested_ops=False)`` without
   xDSL's ``emit_error`` decoration, which prints the whole enclosing IR into
   every verifier exception (quadratic when many ops fail).  Upstream: a
-  ``verify`` flag that skips the IR dump.
+  ``verify`` flag that skips the IR dump.  For fetchc's own ops it also
+  skips xDSL's generic IRDL walk once a specialised predicate
+  (:mod:`fetchc.frontend.structural`) has accepted the op, which needs the
+  op definition and custom verifier that ``irdl_op_definition`` keeps in a
+  closure (:func:`irdl_parts`).  Upstream: keep them on the class.
 
 fetchc's located parser (:mod:`fetchc.frontend.located_parser`) is a feature,
 not a patch: it extends :class:`PatchedParser` through xDSL's parser methods
@@ -37,11 +41,14 @@ and lives in its own module.
 from __future__ import annotations
 
 import re
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from xdsl.ir import Block, Operation
 from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from fetchc.frontend.structural import structural_check
 
 __all__ = [
     "XDSL_VERSION",
@@ -120,6 +127,48 @@ def _raise_underlying(message: str, underlying_error: Exception) -> NoReturn:
     raise underlying_error
 
 
+def irdl_parts(cls: type) -> tuple[Any, Any] | None:
+    """``(op_def, custom_verify)`` of an op class decorated with xDSL 0.75's
+    ``irdl_op_definition``, which hides both in the closure of the
+    ``verify_`` it installs; ``None`` for any other class."""
+    wrapper = cls.__dict__.get("verify_")
+    code = getattr(wrapper, "__code__", None)
+    if code is None or wrapper.__closure__ is None or "op_def" not in code.co_freevars:
+        return None
+    cells = dict(zip(code.co_freevars, (c.cell_contents for c in wrapper.__closure__)))
+    return cells["op_def"], cells.get("custom_verify")
+
+
+def _fast_verify(op: Operation) -> Callable[[], None] | None:
+    """What ``op.verify_()`` must still do once :mod:`fetchc.frontend.structural`
+    has accepted the op's IRDL structure: its traits, then its custom
+    verifier.  ``None`` (run xDSL's generic ``verify_``) for ops outside
+    fetchc's dialects, ops whose class the predicate does not cover, and
+    ops it does not accept (xDSL then raises its own message)."""
+    cls = type(op)
+    if not cls.__module__.startswith("fetchc.dialects."):
+        return None
+    parts = _IRDL_PARTS.get(cls)
+    if parts is None:
+        parts = _IRDL_PARTS[cls] = irdl_parts(cls) or (None, None)
+    op_def, custom = parts
+    check = None if op_def is None else structural_check(op_def, cls)
+    if check is None or not check(op):
+        return None
+    traits = tuple(op_def.traits)
+
+    def rest() -> None:
+        for trait in traits:
+            trait.verify(op)
+        if custom is not None:
+            custom(op)
+
+    return rest
+
+
+_IRDL_PARTS: dict[type, tuple[Any, Any]] = {}
+
+
 def verify_op_alone(op: Operation) -> None:
     """``op.verify(verify_nested_ops=False)`` without xDSL's error decoration.
 
@@ -129,17 +178,26 @@ def verify_op_alone(op: Operation) -> None:
     and fetchc ignores those notes anyway.  So, for the duration of the call,
     the op's ``emit_error`` is shadowed by an instance attribute that just
     re-raises the original exception (ops without ``__dict__`` keep xDSL's).
+    For fetchc's own ops whose IRDL structure the specialised predicate of
+    :mod:`fetchc.frontend.structural` accepts, ``verify_`` is shadowed the
+    same way by the op's traits and custom verifier alone (xDSL's generic
+    ``OpDef.verify`` would re-check what the predicate checked).
     Raises what the verifier raises."""
+    fast = _fast_verify(op)
     try:
         op.emit_error = _raise_underlying  # type: ignore[method-assign]
         shadowed = True
     except (AttributeError, TypeError):
         shadowed = False
+    if fast is not None and shadowed:
+        op.verify_ = fast  # type: ignore[method-assign]
     try:
         op.verify(verify_nested_ops=False)
     finally:
         if shadowed:
             try:
                 del op.emit_error
+                if fast is not None:
+                    del op.verify_
             except AttributeError:
                 pass

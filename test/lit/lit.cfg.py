@@ -39,6 +39,8 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 bindir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bindir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["PYTHONHASHSEED"] = os.environ.get("PYTHONHASHSEED", "0")
+# Every compile verifies the whole module after every pass (--verify-each).
+config.environment["FETCHC_VERIFY_EACH"] = os.environ.get("FETCHC_VERIFY_EACH", "1")
 for var in ("HOME", "TMPDIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

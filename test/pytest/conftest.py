@@ -9,3 +9,10 @@ import sys
 SUPPORT = pathlib.Path(__file__).resolve().parent.parent / "support"
 if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
+
+# Every compile in the tests verifies the whole module after every pass
+# (--verify-each), so a pass that produces invalid IR fails the tests even
+# though a plain compile verifies only what each pass created (ir.md §4).
+import os  # noqa: E402
+
+os.environ.setdefault("FETCHC_VERIFY_EACH", "1")

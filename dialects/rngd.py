@@ -99,13 +99,6 @@ def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> N
         )
 
 
-def _numel(st: StreamType) -> int:
-    n = 1
-    for d in st.time + st.packet:
-        n *= d
-    return n
-
-
 # ---------------------------------------------------------------------------
 # Ops
 # ---------------------------------------------------------------------------
@@ -192,8 +185,8 @@ class TransposeOp(IRDLOperation):
 
         def shape() -> None:
             _same_element(self, src, dst, "result")
-            if _numel(src) != _numel(dst):
-                raise OpError(f"turns {_numel(src)} elements into {_numel(dst)}; a transpose keeps the element count")
+            if src.numel != dst.numel:
+                raise OpError(f"turns {src.numel} elements into {dst.numel}; a transpose keeps the element count")
 
         run_checks([
             lambda: check_stream_operands(self),
@@ -227,8 +220,8 @@ class CommitOp(IRDLOperation):
                 n = math.prod(static_shape(mt))
             except ValueError as e:
                 raise OpError(str(e)) from None
-            if n != _numel(src):
-                raise OpError(f"writes {_numel(src)} elements into a memref of {n}; the sizes must match")
+            if n != src.numel:
+                raise OpError(f"writes {src.numel} elements into a memref of {n}; the sizes must match")
 
         run_checks([
             lambda: check_stream_operands(self),

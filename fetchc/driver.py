@@ -183,10 +183,10 @@ def _failing_op(err: BaseException) -> Operation | None:
 
 @dataclass
 class PipelineResult:
-    """What :func:`run_pipeline` produced: the module (None when parsing
-    failed), every diagnostic, and ``ok`` (no error)."""
+    """What :func:`run_pipeline` produced: the module (as far as the
+    pipeline got), every diagnostic, and ``ok`` (no error)."""
 
-    module: ModuleOp | None
+    module: ModuleOp
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property

@@ -46,13 +46,6 @@ def arg_attribute(func: FuncOp, arg: BlockArgument, name: str) -> Attribute | No
     return attrs.data.get(name) if isinstance(attrs, DictionaryAttr) else None
 
 
-def dm_base(func: FuncOp, arg: BlockArgument) -> int | None:
-    """The integer ``rngd.dm_base`` of ``arg``, or None when absent or not an
-    integer."""
-    value = arg_attribute(func, arg, DM_BASE_ATTR)
-    return value.value.data if isinstance(value, IntegerAttr) else None
-
-
 def scratch_names(func: FuncOp) -> dict[Operation, str]:
     """The MANIFEST name of each ``rngd.scratch`` directly in ``func``'s entry
     block, in program order: ``scratch<k>`` with ``k`` counting from 0,

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from xdsl.dialects.builtin import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
 from xdsl.ir import Attribute, Operation
 
-from fetchc.diagnostics import Diagnostic, Loc
+from fetchc.diagnostics import Diagnostic, Loc, op_path
 
 __all__ = [
     "CALL_STACK_LIMIT",
@@ -31,6 +31,7 @@ __all__ = [
     "LINE_BREAK_RE",
     "LineIndex",
     "exception_text",
+    "loc_text",
     "location_notes",
     "location_of",
     "op_error",
@@ -170,6 +171,14 @@ def op_location(op: Operation) -> Loc | None:
     :func:`location_of`), or ``None`` for an ``UnknownLoc`` or any other
     location without a file position.  Raises nothing."""
     return location_of(op.location)
+
+
+def loc_text(op: Operation) -> str:
+    """Where ``op`` is, as text: ``file:line:col`` of its location (see
+    :func:`location_of`), else its op path (:func:`fetchc.diagnostics.op_path`).
+    The MANIFEST's ``loc`` of a program and ``fetchc run``'s messages use it."""
+    loc = op_location(op)
+    return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else op_path(op)
 
 
 def op_error(

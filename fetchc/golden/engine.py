@@ -97,7 +97,7 @@ class SimError(Exception):
 
 
 # --------------------------------------------------------------------------
-# Adapter stages on arrays (shared with fetchc.interp)
+# Adapter stages on arrays (shared with fetchc.golden.interp)
 # --------------------------------------------------------------------------
 
 

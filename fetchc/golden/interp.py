@@ -48,8 +48,6 @@ Op semantics
   ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
   ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes'
   ``fetch.fetch`` reads (one scale per block along the memref's last axis).
-  The plain-IEEE definition stays available as :func:`dequant_reference`
-  (for comparisons with a checkpoint's reference dequantisation).
 * ``rngd.switch``, ``rngd.collect``, ``rngd.to_trf``, ``rngd.to_vrf``,
   ``rngd.transpose``, ``rngd.commit``, ``rngd.block_scale``,
   ``rngd.tensor_scale``: as :mod:`fetchc.golden.rngd_ops` defines them (the
@@ -125,7 +123,6 @@ __all__ = [
     "fetch_indices",
     "lookup_values",
     "e8m0_to_f32",
-    "dequant_reference",
     "dequant_rngd",
     "flatten_in_layout",
     "program_from_op",
@@ -208,28 +205,6 @@ def e8m0_to_f32(values: np.ndarray) -> np.ndarray:
     return numerics.e8m0_to_f32(values)
 
 
-def dequant_reference(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -> np.ndarray:
-    """The **plain-IEEE** dequantisation of hardware.md §4, elementwise, in
-    f32 (numpy's ``float32`` products with subnormals; NaN bits as the host
-    produces them).  For comparisons with a checkpoint's reference
-    dequantisation; RNGD's own result is :func:`dequant_rngd`, which differs
-    only on subnormal and NaN cases (§2.2a).
-
-    ``codes``: canonical ``f4E2M1FN`` values; ``bscale``: the block scale of
-    each element (same shape; ``f8E4M3FN`` for ``"nvfp4"``, ``f8E8M0FNU`` for
-    ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for mxfp4).
-    NVFP4: ``(E2M1[code] * f32(bscale)) * gscale``, left to right; MXFP4:
-    ``E2M1[code] * 2^(e-127)`` (``0xFF`` → NaN).  Returns ``float32``, same
-    shape.  Raises :class:`InterpError` for an unknown format."""
-    e = np.asarray(codes).astype(np.float32)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if fmt == "nvfp4":
-            return (e * np.asarray(bscale).astype(np.float32)) * _f32(gscale)
-        if fmt == "mxfp4":
-            return e * e8m0_to_f32(bscale)
-    raise InterpError(f"unknown dequant format {fmt!r}")
-
-
 def dequant_rngd(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -> np.ndarray:
     """The dequantisation of hardware.md §4 as RNGD computes it (§2.2a):
     ``E2M1[code]`` (exact), NVFP4 ``f32(bscale)`` by the ``f8E4M3FN → f32``
@@ -238,8 +213,9 @@ def dequant_rngd(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -
     (:func:`fetchc.target.numerics.vector_mul`): block scale first, tensor
     scale second.
 
-    Arguments as :func:`dequant_reference` (``bscale`` per element, same
-    shape as ``codes``).  Returns a new ``float32`` array, same shape.
+    ``codes``: canonical ``f4E2M1FN`` values; ``bscale``: the block scale of
+    each element (same shape; ``f8E4M3FN`` for ``"nvfp4"``, ``f8E8M0FNU`` for
+    ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for mxfp4).  Returns a new ``float32`` array, same shape.
     Raises :class:`InterpError` for an unknown format."""
     e = np.asarray(codes).astype(np.float32)  # every E2M1 value is exact in f32
     if fmt == "nvfp4":

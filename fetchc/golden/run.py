@@ -108,7 +108,7 @@ from fetchc.dialects.rngd import (
     TransposeOp,
 )
 from fetchc.diagnostics import DiagnosticError
-from fetchc.frontend.locations import op_error
+from fetchc.frontend.locations import loc_text, op_error
 from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
     InputError,
@@ -313,14 +313,6 @@ class _NoValue:
     op: Operation
     why: str
     programs: tuple[str, ...]
-
-
-def _loc_text(op: Operation) -> str:
-    from fetchc.diagnostics import op_path
-    from fetchc.frontend.locations import op_location
-
-    loc = op_location(op)
-    return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else op_path(op)
 
 
 class _Runner:
@@ -571,7 +563,7 @@ class _Runner:
             raise DiagnosticError(
                 op_error(
                     op,
-                    f"commits a value that depends on '{v.op.name}' ({_loc_text(v.op)}), so fetchc run cannot "
+                    f"commits a value that depends on '{v.op.name}' ({loc_text(v.op)}), so fetchc run cannot "
                     f"compute tensor '{t.name}': {v.why}{hint}",
                     [(v.op, f"'{v.op.name}' is here")],
                 )

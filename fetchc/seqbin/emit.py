@@ -26,8 +26,8 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.diagnostics import Diagnostic, DiagnosticError, op_path
-from fetchc.frontend.locations import op_error, op_location
+from fetchc.diagnostics import Diagnostic, DiagnosticError
+from fetchc.frontend.locations import loc_text, op_error
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
@@ -195,7 +195,7 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
             )  # fmt: skip
         st = op.out_type
         assert st.elem is not None  # the fetch_seq.program verifier
-        entries.append(KernelProgram(index, tensor_of[src], st.time, st.packet, st.elem, _loc(op)))
+        entries.append(KernelProgram(index, tensor_of[src], st.time, st.packet, st.elem, loc_text(op)))
     return Kernel(f.sym_name.data, tuple(tensors), tuple(scalars), tuple(entries))
 
 
@@ -245,11 +245,3 @@ def _dm_base(f: FuncOp, arg: BlockArgument) -> int:
     if not isinstance(value, IntegerAttr):
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {DM_BASE_ATTR} must be an integer, not {value}"))
     return value.value.data
-
-
-def _loc(op: Operation) -> str:
-    """``file:line:col`` of the op, else its op path."""
-    loc = op_location(op)
-    if loc is not None:
-        return f"{loc[0]}:{loc[1]}:{loc[2]}"
-    return op_path(op)

@@ -56,7 +56,6 @@ __all__ = [
     "f8e4m3_to_f32",
     "f8e5m2_to_f32",
     "f32_to_bf16",
-    "flush_f32",
     "vector_mul",
     "e8m0_to_f32",
     "decode_block_scales",
@@ -297,19 +296,6 @@ def daz_f32(a: np.ndarray) -> np.ndarray:
     c = np.array(a, dtype=np.float32, order="C", copy=True)
     _ftz_nan_inplace(c)  # NaN operands become 0x7FC00000 too: harmless, any NaN product is canonical
     return c
-
-
-def flush_f32(values: Any) -> np.ndarray:
-    """RNGD's view of f32 values: every subnormal becomes a zero of its sign
-    and every NaN becomes ``0x7FC00000`` (hardware.md §2.2a).  ``values``:
-    ``float32``, any shape.  Returns a new ``float32`` array.  Raises
-    ``ValueError`` for another dtype."""
-    a = np.asarray(values)
-    if a.dtype != np.float32:
-        raise ValueError(f"flush_f32 takes float32 values, got {a.dtype}")
-    out = np.array(a, dtype=np.float32, order="C", copy=True)
-    _ftz_nan_inplace(out)
-    return out
 
 
 def scalar_f32(g: Any) -> np.float32:

@@ -77,3 +77,21 @@ def test_compile_path_does_not_import_numpy() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code, examples], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_checkout_imports_as_the_installed_package():
+    """fetchc/dialects and fetchc/passes link to the top-level folders, so
+    ``PYTHONPATH=<checkout>`` imports every package without installing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("import fetchc.dialects.fetch, fetchc.passes.place_dm, fetchc.frontend.parsing, fetchc.golden.run, "
+            "fetchc.seqbin.emit, fetchc.target.sequencer; import fetchc.dialects as d; print(list(d.__path__)[0])")
+    r = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {code}"],
+                       capture_output=True, text=True, cwd="/")
+    assert r.returncode == 0, r.stderr
+    found = Path(r.stdout.strip())
+    assert found == root / "fetchc" / "dialects" and found.is_symlink()
+    assert found.resolve() == root / "dialects"

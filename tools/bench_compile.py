@@ -18,6 +18,15 @@ Workloads (``--only`` picks families; lit only with ``--lit``):
   fetched memref has an explicit, 64-byte-aligned, non-overlapping ``base`` /
   ``scale_base`` (``--no-bases`` drops them: only for a fetchc that places
   memrefs itself).
+* ``distinct``: N distinct chains (``--distinct``): random shapes, element
+  types, stage chains (NVFP4/MXFP4 decodes, converts, casts, table lookups,
+  zero-point chains into ``contract_outer``, tiled reads), zero points and DM
+  addresses from a seeded generator, no two alike, so no cache or memo can
+  shortcut them; four per ``func.func``, each function's tensors within one
+  slice's 512 KiB.
+* ``model``: a model-like module as an embedding compiler sends it
+  (``--layers`` x 7 NVFP4 projection decodes, one kernel per function, on 256
+  slices): kernels of one shape differ only in their names.
 * ``nest``: a one-fetch kernel plus a second function of D nested
   ``scf.execute_region`` holding no fetch (``--nest``).
 * ``cold``: ``fetchc EXAMPLE -o x.bin`` as a fresh process (``--cold``).
@@ -108,12 +117,14 @@ CHAIN_KINDS = [
 
 
 def chains_module(n: int, per_func: int = 4, bases: bool = True) -> tuple[str, int]:
-    """MLIR text of ``n`` fetch chains, ``per_func`` per ``func.func``, and
-    its op count (module excluded).  Fetched memrefs are laid out upwards
-    from DM byte 0x10000, each at the next multiple of 64 bytes."""
-    nxt, funcs, ops = 0x10000, [], 0
+    """MLIR text of ``n`` fetch chains, ``per_func`` per ``func.func`` (each
+    function a kernel with its own DM), and its op count (module excluded).
+    In each function the fetched memrefs are laid out upwards from DM byte
+    0x10000, each at the next multiple of 64 bytes (within one slice's 512
+    KiB)."""
+    funcs, ops = [], 0
     for f in range(0, n, per_func):
-        args, body = [], []
+        args, body, nxt = [], [], 0x10000
         for i in range(f, min(n, f + per_func)):
             k_ops, k_args, k_body, sizes = CHAIN_KINDS[i % len(CHAIN_KINDS)]
             addr = []
@@ -127,6 +138,158 @@ def chains_module(n: int, per_func: int = 4, bases: bool = True) -> tuple[str, i
             ops += k_ops
         funcs.append(f"func.func @k{f // per_func}({', '.join(args)}) {{\n{''.join(body)}  func.return\n}}\n")
         ops += 2
+    return "".join(funcs), ops
+
+
+# ------------------------------------------------------- distinct chains
+_DM = 1 << 19  # one slice's DM (bytes)
+_BYTES = {"f4E2M1FN": 0.5, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E8M0FNU": 1, "i16": 2, "bf16": 2, "f32": 4, "i32": 4}
+
+
+def _stream(ctx: str, time: tuple[int, ...], packet: int, ty: str) -> str:
+    return f"!fetch.stream<{ctx}, [{', '.join(map(str, time))}], [{packet}], {ty}>"
+
+
+def _fetch(name: str, src: str, rows: int, cols: int, ty: str, t1: int, p: int, base: int | None,
+           ctx: str = "main", extra: str = "") -> tuple[str, str]:
+    """A fetch of ``memref<rows x cols x ty>`` as time [rows, t1], packet [p]
+    (``cols == t1 * p``); returns (line, stream type)."""
+    st = _stream(ctx, (rows, t1), p, ty)
+    b = "" if base is None else f"base = {base} : i64, "
+    return (f"  %{name} = fetch.fetch %{src} {{{b}{extra}map = affine_map<(a, t, e) -> (a, t * {p} + e)>}}"
+            f" : memref<{rows}x{cols}x{ty}> -> {st}\n", st)
+
+
+def _distinct_chain(r, i: int, base_of) -> tuple[list[str], str, int, tuple]:
+    """One random valid chain: (arguments, body, op count, signature).
+    ``base_of(bytes)`` gives the DM address of a fetched memref (or None)."""
+    kind = r.choice(["nvfp4", "mxfp4", "convert", "cast", "zp", "tile", "lookup"])
+    rows, t1 = r.choice([1, 2, 3, 4, 6, 8, 12, 16, 24, 32]), r.choice([1, 2, 3, 4, 5, 8])
+    if kind in ("nvfp4", "mxfp4"):
+        block, sty, p = (16, "f8E4M3FN", r.choice([16, 32, 64, 128])) if kind == "nvfp4" else (32, "f8E8M0FNU", r.choice([32, 64, 128]))
+        cols = t1 * p
+        cb, sb = base_of(rows * cols // 2), base_of(rows * cols // block)
+        line, st = _fetch(f"a{i}", f"c{i}", rows, cols, "f4E2M1FN", t1, p, cb)
+        out = st.replace("f4E2M1FN", "f32")
+        g = f", %g{i}" if kind == "nvfp4" else ""
+        sbase = "" if sb is None else f", scale_base = {sb} : i64"
+        body = (line + f"  %w{i} = fetch.dequant %a{i}, %s{i}{g} {{format = \"{kind}\"{sbase}}}\n"
+                f"      : {st}, memref<{rows}x{cols // block}x{sty}>{', f32' if g else ''} -> {out}\n"
+                f"  rngd.commit %w{i}, %o{i} : {out}, memref<{rows}x{cols}xf32>\n")
+        args = [f"%c{i}: memref<{rows}x{cols}xf4E2M1FN>", f"%s{i}: memref<{rows}x{cols // block}x{sty}>"]
+        args += ([f"%g{i}: f32"] if g else []) + [f"%o{i}: memref<{rows}x{cols}xf32>"]
+        return args, body, 3, (kind, rows, t1, p, cb, sb)
+    if kind in ("convert", "cast", "lookup"):
+        src, dst = {"convert": r.choice([("f8E5M2", "bf16"), ("f8E4M3FN", "bf16"), ("f8E4M3FN", "f32"), ("i8", "i32")]),
+                    "cast": r.choice([("i8", "i32"), ("i16", "i32"), ("bf16", "f32"), ("f8E5M2", "f32")]),
+                    "lookup": r.choice([("f4E2M1FN", "f8E4M3FN"), ("f4E2M1FN", "f8E5M2"), ("f8E5M2", "bf16")])}[kind]
+        p = r.choice([32, 64]) if src != "i16" else 32
+        cols = t1 * p
+        base = base_of(int(rows * cols * _BYTES[src]))
+        line, st = _fetch(f"a{i}", f"x{i}", rows, cols, src, t1, p, base)
+        out = st.replace(src + ">", dst + ">")
+        op = {"convert": "fetch.convert", "cast": "fetch.cast", "lookup": "fetch.table_lookup"}[kind]
+        body = line + f"  %b{i} = {op} %a{i} : {st} -> {out}\n"
+        last, n = f"b{i}", 3
+        if r.random() < 0.5:
+            body += (f"  %sw{i} = rngd.switch %b{i} : {out} -> {out}\n  %co{i} = rngd.collect %sw{i} : {out} -> {out}\n")
+            last, n = f"co{i}", 5
+        body += f"  rngd.commit %{last}, %o{i} : {out}, memref<{rows}x{cols}x{dst}>\n"
+        return [f"%x{i}: memref<{rows}x{cols}x{src}>", f"%o{i}: memref<{rows}x{cols}x{dst}>"], body, n, (kind, src, dst, rows, t1, p, base, n)
+    if kind == "zp":
+        p, zp = 32, r.randint(-128, 127)
+        cols = t1 * p
+        wb, xb = base_of(32 * 256), base_of(rows * cols)
+        wline, wst = _fetch(f"ws{i}", f"w{i}", 32, 256, "i8", 8, 32, wb, ctx="sub")
+        xline, xst = _fetch(f"xs{i}", f"x{i}", rows, cols, "i8", t1, p, xb)
+        z, y = xst.replace("i8>", "i9>"), xst.replace("i8>", "i32>")
+        body = (wline + f"  %wt{i} = rngd.to_trf %ws{i} : {wst} -> !rngd.trf<i8>\n" + xline
+                + f"  %xz{i} = fetch.zp_sub %xs{i}, {zp} : {xst} -> {z}\n"
+                f"  %sw{i} = rngd.switch %xz{i} : {z} -> {z}\n  %co{i} = rngd.collect %sw{i} : {z} -> {z}\n"
+                f"  %y{i} = rngd.contract_outer %co{i}, %wt{i} : {z}, !rngd.trf<i8> -> {y}\n"
+                f"  rngd.commit %y{i}, %o{i} : {y}, memref<{rows}x{cols}xi32>\n")
+        args = [f"%w{i}: memref<32x256xi8>", f"%x{i}: memref<{rows}x{cols}xi8>", f"%o{i}: memref<{rows}x{cols}xi32>"]
+        return args, body, 8, (kind, rows, t1, zp, wb, xb)
+    ty, p = r.choice(["bf16", "f32", "i8", "f8E5M2"]), r.choice([8, 16, 32])
+    dr, dc = r.randint(0, 7), r.randint(0, 3) * p
+    rows_m, cols_m = rows + dr, t1 * p + dc
+    base = base_of(int(rows_m * cols_m * _BYTES[ty]))
+    st = _stream("main", (rows, t1), p, ty)
+    b = "" if base is None else f"base = {base} : i64, "
+    body = (f"  %a{i} = fetch.fetch %m{i} {{{b}map = affine_map<(a, t, e) -> (a + {dr}, t * {p} + e + {dc})>}}\n"
+            f"      : memref<{rows_m}x{cols_m}x{ty}> -> {st}\n"
+            f"  rngd.commit %a{i}, %o{i} : {st}, memref<{rows}x{t1 * p}x{ty}>\n")
+    return [f"%m{i}: memref<{rows_m}x{cols_m}x{ty}>", f"%o{i}: memref<{rows}x{t1 * p}x{ty}>"], body, 2, (kind, ty, rows, t1, p, dr, dc, base)
+
+
+def _memref_bytes(arg: str) -> int:
+    """Bytes of a ``%x: memref<AxBxT>`` argument."""
+    dims = arg.split("memref<")[1].rstrip(">").split("x")
+    n = 1
+    for d in dims[:-1]:
+        n *= int(d)
+    return int(n * _BYTES[dims[-1]] + 0.5)
+
+
+def distinct_module(n: int, per_func: int = 4, bases: bool = True, seed: int = 0) -> tuple[str, int]:
+    """MLIR text of ``n`` distinct fetch chains (random shapes, element types,
+    stage chains, zero points and DM addresses; no two chains alike, so no
+    cache or memo can shortcut them), ``per_func`` per ``func.func``, and its
+    op count.  Each function's tensors fit one slice's DM."""
+    import random
+
+    r, seen, funcs, ops, i = random.Random(seed), set(), [], 0, 0
+    while i < n:
+        args, body, used = [], [], [0x40]
+
+        def base_of(size: int) -> int | None:
+            at = (used[0] + r.randrange(0, 8) * 64 + 63) // 64 * 64
+            used[0] = at + size
+            return at if bases else None
+
+        for _ in range(per_func):
+            if i >= n:
+                break
+            mark = used[0]
+            a, b, k, sig = _distinct_chain(r, i, base_of)
+            total = used[0] + sum(_memref_bytes(x) + 64 for x in a if x.startswith("%o"))
+            if sig in seen or total > _DM - (1 << 16):  # a repeat, or the outputs would not fit one slice's DM
+                used[0] = mark
+                continue
+            used[0] = total
+            seen.add(sig)
+            args += a
+            body.append(b)
+            ops, i = ops + k, i + 1
+        if body:
+            funcs.append(f"func.func @k{len(funcs)}({', '.join(args)}) {{\n{''.join(body)}  func.return\n}}\n")
+            ops += 2
+    return "".join(funcs), ops
+
+
+def model_module(layers: int = 32) -> tuple[str, int]:
+    """A model-like module as an embedding compiler sends it: ``layers``
+    transformer layers x 7 NVFP4 projection decodes (q, k, v, o, gate, up,
+    down; hidden 4096, intermediate 11008), one kernel per function, each on
+    256 slices holding a few rows of the weight (ir.md §2a); kernels of one
+    shape differ only in their names.  Returns the text and its op count."""
+    shapes = {"q": (16, 4096), "k": (16, 4096), "v": (16, 4096), "o": (16, 4096),
+              "gate": (12, 4096), "up": (12, 4096), "down": (8, 11008)}  # rows per slice: <= 512 KiB of DM
+    funcs, ops = [], 0
+    for layer in range(layers):
+        for proj, (rows, cols) in shapes.items():
+            n = f"l{layer}_{proj}"
+            st = _stream("main", (rows, cols // 64), 64, "f4E2M1FN")
+            out = st.replace("f4E2M1FN", "f32")
+            sd = " {rngd.slice_dim = 0 : i64}"
+            funcs.append(
+                f"func.func @{n}(%{n}_w: memref<{rows}x{cols}xf4E2M1FN>{sd}, %{n}_s: memref<{rows}x{cols // 16}xf8E4M3FN>{sd},\n"
+                f"    %{n}_g: f32, %{n}_out: memref<{rows}x{cols}xf32>{sd}) attributes {{rngd.slices = 256 : i64}} {{\n"
+                f"  %{n}_c = fetch.fetch %{n}_w {{map = affine_map<(o, p, e) -> (o, p * 64 + e)>}} : memref<{rows}x{cols}xf4E2M1FN> -> {st}\n"
+                f"  %{n}_d = fetch.dequant %{n}_c, %{n}_s, %{n}_g {{format = \"nvfp4\"}}\n"
+                f"      : {st}, memref<{rows}x{cols // 16}xf8E4M3FN>, f32 -> {out}\n"
+                f"  rngd.commit %{n}_d, %{n}_out : {out}, memref<{rows}x{cols}xf32>\n  func.return\n}}\n")
+            ops += 5
     return "".join(funcs), ops
 
 
@@ -293,12 +456,14 @@ def main() -> int:
     ap.add_argument("--runs", type=int, help="rounds (default 5; 1 with --quick)")
     ap.add_argument("--chains", type=int, nargs="*", help="chain counts (default 1000 5000 15000)")
     ap.add_argument("--chains-per-func", type=int, default=4, help="chains per func.func (default 4)")
+    ap.add_argument("--distinct", type=int, nargs="*", help="distinct-chain counts (default 1000 5000 15000)")
+    ap.add_argument("--layers", type=int, default=32, help="layers of the model-like module (default 32)")
     ap.add_argument("--nest", type=int, nargs="*", help="nesting depths (default 1000 2000 4000 7000)")
     ap.add_argument("--no-bases", action="store_true", help="omit base/scale_base (needs automatic DM placement)")
     ap.add_argument("--cold", nargs="*", help="examples for cold start (default int8_zero_point_contract.mlir)")
     ap.add_argument("--examples", default=str(REPO / "examples"), help="directory of the examples")
     ap.add_argument("--iters", type=int, help="fetchc.compile calls per example per round (default 30)")
-    ap.add_argument("--only", nargs="*", choices=["chains", "nest", "cold", "inproc", "tools", "lit"])
+    ap.add_argument("--only", nargs="*", choices=["chains", "distinct", "model", "nest", "cold", "inproc", "tools", "lit"])
     ap.add_argument("--lit", action="store_true", help="also time each checkout's lit suite (slow)")
     ap.add_argument("--quick", action="store_true", help="small sizes, one round: a smoke test")
     ap.add_argument("--workdir", help="directory for the generated files (kept)")
@@ -313,7 +478,8 @@ def main() -> int:
     runs, iters = a.runs or (1 if q else 5), a.iters or (5 if q else 30)
     chains = a.chains if a.chains is not None else ([100, 200] if q else [1000, 5000, 15000])
     nests = a.nest if a.nest is not None else ([100, 200] if q else [1000, 2000, 4000, 7000])
-    fams = set(a.only or ["chains", "nest", "cold", "inproc", "tools"]) | ({"lit"} if a.lit else set())
+    distinct = a.distinct if a.distinct is not None else ([100, 200] if q else [1000, 5000, 15000])
+    fams = set(a.only or ["chains", "distinct", "model", "nest", "cold", "inproc", "tools"]) | ({"lit"} if a.lit else set())
     examples = sorted(Path(a.examples).absolute().glob("*.mlir"))[: 2 if q else None]
     cold = [Path(a.examples).absolute() / c for c in (a.cold or ["int8_zero_point_contract.mlir"])]
     sides = [Side("current", a.current)] + ([Side("baseline", a.baseline)] if a.baseline else [])
@@ -334,6 +500,8 @@ def main() -> int:
 
     gen = []  # (name, group, size, path)
     for group, sizes, make in (("chains", chains, lambda n: chains_module(n, a.chains_per_func, not a.no_bases)),
+                               ("distinct", distinct, lambda n: distinct_module(n, a.chains_per_func, not a.no_bases)),
+                               ("model", [a.layers], lambda n: model_module(n)),
                                ("nest", nests, lambda d: nest_module(d, not a.no_bases))):
         if group in fams or "tools" in fams:
             for n in sizes:

@@ -424,6 +424,39 @@ def inproc_main(files: list[str], iters: int) -> None:
     print(json.dumps(res))
 
 
+def parse_main(chains: list[int], runs: int, per_func: int, bases: bool) -> None:
+    """Parse time of each chain and distinct-chain module, xDSL's parser (``parser="xdsl"``)
+    against the fast front end (``"auto"``), in this process: CPU seconds,
+    paired by round (xdsl then fast), the median of the per-round ratios."""
+    import gc
+    import statistics
+
+    from fetchc.frontend.context import make_context
+    from fetchc.frontend.parsing import parse_module
+
+    ctx = make_context()
+    print(f"# parse only, in process, {runs} paired rounds; command: {' '.join(sys.argv)}")
+    parse_module(ctx, chains_module(4, per_func, bases)[0], "warm.mlir")  # load the dialects
+    for kind, n in [(k, n) for k in ("chains", "distinct") for n in chains]:
+        make = chains_module if kind == "chains" else distinct_module
+        text, ops = make(n, per_func, bases)
+        pairs = []
+        for _ in range(runs):
+            times = []
+            for parser in ("xdsl", "auto"):
+                gc.collect()
+                t = time.process_time()
+                module = parse_module(ctx, text, f"{kind}-{n}.mlir", parser=parser)
+                times.append(time.process_time() - t)
+                del module
+            pairs.append(times)
+        slow = statistics.median(p[0] for p in pairs)
+        fast = statistics.median(p[1] for p in pairs)
+        ratio = statistics.median(p[0] / p[1] for p in pairs)
+        print(f"parse {kind} {n} ({ops} ops, {len(text) // 1024} KB): xdsl {slow:.3f} s  fast {fast:.3f} s  "
+              f"speed-up {ratio:.2f}x (paired median)", flush=True)
+
+
 def xdsl_opt_deep(argv: list[str]) -> int:
     """``--xdsl-opt-deep ARGS``: xdsl-opt on a 512 MiB-stack thread with a
     high recursion limit (as fetchc's CLI runs), so deep nesting parses."""
@@ -463,7 +496,8 @@ def main() -> int:
     ap.add_argument("--cold", nargs="*", help="examples for cold start (default int8_zero_point_contract.mlir)")
     ap.add_argument("--examples", default=str(REPO / "examples"), help="directory of the examples")
     ap.add_argument("--iters", type=int, help="fetchc.compile calls per example per round (default 30)")
-    ap.add_argument("--only", nargs="*", choices=["chains", "distinct", "model", "nest", "cold", "inproc", "tools", "lit"])
+    ap.add_argument("--only", nargs="*", choices=["chains", "distinct", "model", "nest", "cold", "inproc", "tools", "lit", "parse"],
+                    help="'parse': parse time only, xDSL's parser against the fast front end, in this process")
     ap.add_argument("--lit", action="store_true", help="also time each checkout's lit suite (slow)")
     ap.add_argument("--quick", action="store_true", help="small sizes, one round: a smoke test")
     ap.add_argument("--workdir", help="directory for the generated files (kept)")
@@ -480,6 +514,11 @@ def main() -> int:
     nests = a.nest if a.nest is not None else ([100, 200] if q else [1000, 2000, 4000, 7000])
     distinct = a.distinct if a.distinct is not None else ([100, 200] if q else [1000, 5000, 15000])
     fams = set(a.only or ["chains", "distinct", "model", "nest", "cold", "inproc", "tools"]) | ({"lit"} if a.lit else set())
+    if "parse" in fams:
+        parse_main(chains, runs, a.chains_per_func, not a.no_bases)
+        fams.discard("parse")
+        if not fams:
+            return 0
     examples = sorted(Path(a.examples).absolute().glob("*.mlir"))[: 2 if q else None]
     cold = [Path(a.examples).absolute() / c for c in (a.cold or ["int8_zero_point_contract.mlir"])]
     sides = [Side("current", a.current)] + ([Side("baseline", a.baseline)] if a.baseline else [])

@@ -19,6 +19,7 @@ original file's line numbers: line ``n`` of the chunk is reported as line
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
@@ -30,6 +31,7 @@ from xdsl.utils.lexer import Span
 from fetchc.diagnostics import Diagnostic, DiagnosticError, Loc
 
 from fetchc.frontend.locations import LineIndex, exception_text
+from fetchc.frontend.fastparse import fast_parse
 from fetchc.frontend.located_parser import LocatedParser
 
 __all__ = [
@@ -183,11 +185,41 @@ def _not_implemented_text(err: BaseException) -> str:
     return f"unsupported construct: {text}"
 
 
+PARSER_ENV = "FETCHC_PARSER"
+"""Environment variable: ``xdsl`` makes :func:`parse_module` use xDSL's
+parser only (for debugging and benchmarks); unset or ``auto``, the fast
+front end is tried first."""
+
+
+def _parser_choice(parser: str | None) -> str:
+    """``parser``, else ``$FETCHC_PARSER``, else ``auto``.  Raises
+    ``ValueError`` for a bad argument, :class:`DiagnosticError` for a bad
+    environment value."""
+    if parser is not None:
+        if parser not in ("auto", "xdsl"):
+            raise ValueError(f"parser must be 'auto' or 'xdsl', not {parser!r}")
+        return parser
+    choice = os.environ.get(PARSER_ENV) or "auto"
+    if choice not in ("auto", "xdsl"):
+        raise DiagnosticError(
+            Diagnostic("error", f"{PARSER_ENV} must be 'auto' or 'xdsl', not {choice[:40]!r}", None)
+        )
+    return choice
+
+
 def parse_module(
-    ctx: Context, text: str, filename: str, line_offset: int = 0
+    ctx: Context, text: str, filename: str, line_offset: int = 0, parser: str | None = None
 ) -> ModuleOp:
     """Parse ``text`` (a whole file, or a chunk of ``filename`` starting after
     its line ``line_offset``) into a located ``builtin.module``.
+
+    The fast front end (:func:`~fetchc.frontend.fastparse.fast_parse`) is
+    tried first; for anything it does not handle, and for every error, the
+    text is parsed again with xDSL's parser
+    (:class:`~fetchc.frontend.located_parser.LocatedParser`), which builds
+    the same IR and gives every diagnostic.  ``parser="xdsl"`` (or the
+    environment variable ``FETCHC_PARSER=xdsl``) uses xDSL's parser only;
+    ``parser="auto"`` (the default) both.  Another value is a ``ValueError``.
 
     Top-level ops are wrapped in an implicit ``builtin.module`` unless the
     input is exactly one ``builtin.module``; an input without ops gives an
@@ -201,6 +233,15 @@ def parse_module(
     building an op becomes an ``error`` at the op being parsed; too deep
     nesting (``RecursionError``) becomes ``error: nesting too deep``.
     """
+    if _parser_choice(parser) == "auto":
+        module = fast_parse(ctx, text, filename, line_offset)
+        if module is not None:
+            return module
+    return _slow_parse(ctx, text, filename, line_offset)
+
+
+def _slow_parse(ctx: Context, text: str, filename: str, line_offset: int) -> ModuleOp:
+    """:func:`parse_module` with xDSL's parser (LocatedParser) alone."""
     parser: LocatedParser | None = None
     index = LineIndex(text, line_offset)
     try:

@@ -2,7 +2,7 @@
 
 The bottom of fetchc: every layer (target rules, dialect verifiers, passes,
 the seq.bin reader, the golden model, the command line) raises or returns
-these.  This module imports nothing of fetchc, and of xDSL only the
+these.  This module imports nothing of fetchc but :mod:`fetchc.escape`, and of xDSL only the
 ``VerifyException`` base class.
 
 * :class:`Diagnostic` is one ``error:`` / ``warning:`` / ``remark:`` /
@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.utils.exceptions import VerifyException
 
+from fetchc.escape import printable
+
 if TYPE_CHECKING:
     from xdsl.ir import Attribute, Operation
 
@@ -61,6 +63,7 @@ __all__ = [
     "flatten",
     "header",
     "op_path",
+    "printable",
 ]
 
 Loc = tuple[str, int, int]
@@ -237,7 +240,9 @@ def display_name(filename: str) -> str:
 
 def header(diag: Diagnostic, paths: PathCache | None = None) -> str:
     """``file:line:col: severity: message`` (LLVM ``SMDiagnostic`` style);
-    an unlocated diagnostic about an op starts with the op path instead."""
+    an unlocated diagnostic about an op starts with the op path instead.
+    The line is :func:`fetchc.escape.printable`: a file, symbol or tensor
+    name taken from the input cannot drive the terminal (ir.md §5)."""
     prefix = ""
     if diag.loc is not None:
         filename, line, col = diag.loc
@@ -252,7 +257,7 @@ def header(diag: Diagnostic, paths: PathCache | None = None) -> str:
         if diag.location is not None and getattr(diag.location, "name", None) != "unknown_loc":  # not UnknownLoc
             prefix += f" at {diag.location}"
         prefix += ": "
-    return f"{prefix}{diag.severity}: {diag.message}"
+    return printable(f"{prefix}{diag.severity}: {diag.message}")
 
 
 _ABOVE = {

@@ -80,6 +80,9 @@ vary (FileCheck ignores it)::
 * Names (kernels, tensors, scalars) are written bare when they consist of
   letters, digits and ``_ $ . -``, else as a JSON string literal; ``loc`` is
   bare when printable without leading or trailing spaces, else a JSON string.
+  In these literals the characters a terminal would act on are escaped
+  (:func:`fetchc.escape.printable`: C0 controls as JSON's ``\\u001b``, C1
+  controls as ``\\x9b``, bidi overrides as ``\\u202e``).
 
 JSON (:func:`to_json`): ``version``, ``file_size``, ``crc32``, ``sections``,
 ``tables``, ``programs`` (every record field), then ``manifest``: the
@@ -95,6 +98,7 @@ import struct
 from typing import Any
 
 from fetchc import target
+from fetchc.escape import printable
 from fetchc.seqbin.format import STAGE_NAMES, UNIT_NAMES, FileInfo, Program, SeqBin, Table
 from fetchc.seqbin.manifest import Kernel, Manifest
 from fetchc.seqbin.reader import read_info
@@ -173,12 +177,18 @@ def _resolve(sb: SeqBin | bytes) -> tuple[SeqBin, FileInfo]:
 _BARE_NAME = re.compile(r"[A-Za-z0-9_$.\-]+")
 
 
+def _quoted(s: str) -> str:
+    """A name from the file as a double-quoted JSON string literal, with the
+    characters a terminal would act on escaped (:func:`fetchc.escape.printable`)."""
+    return printable(json.dumps(s, ensure_ascii=False))
+
+
 def _name(s: str) -> str:
-    return s if _BARE_NAME.fullmatch(s) else json.dumps(s, ensure_ascii=False)
+    return s if _BARE_NAME.fullmatch(s) else _quoted(s)
 
 
 def _loc(s: str) -> str:
-    return s if s and s.isprintable() and s == s.strip() else json.dumps(s, ensure_ascii=False)
+    return s if s and s.isprintable() and s == s.strip() else _quoted(s)
 
 
 def _dims(d: tuple[int, ...]) -> str:
@@ -225,7 +235,7 @@ def _table_lines(i: int, t: Table) -> list[str]:
 
 
 def _program_lines(i: int, p: Program, m: Manifest | None) -> list[str]:
-    name = "(unnamed)" if p.name is None else json.dumps(p.name, ensure_ascii=False)
+    name = "(unnamed)" if p.name is None else _quoted(p.name)
     stages = stage_names(p.stages)
     out = [
         f"program {i}: {name}",
@@ -260,7 +270,7 @@ def _tensor_ref(k: Kernel, i: int) -> str:
 
 
 def _manifest_lines(m: Manifest) -> list[str]:
-    out = [f"manifest: producer {json.dumps(m.producer, ensure_ascii=False)}", f"kernels: {len(m.kernels)}"]
+    out = [f"manifest: producer {_quoted(m.producer)}", f"kernels: {len(m.kernels)}"]
     for ki, k in enumerate(m.kernels):
         out += [f"kernel {ki}: {_name(k.name)}", f"  tensors: {len(k.tensors)}"]
         for ti, t in enumerate(k.tensors):

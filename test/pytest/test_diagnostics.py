@@ -764,8 +764,8 @@ def test_expectation_failure_renders_at_comment():
 
 def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
     """A source line quoted under a diagnostic shows terminal escapes, other
-    control characters and bidi overrides as U+FFFD (one column each: the
-    caret stays under the op)."""
+    control characters and bidi overrides escaped as Python writes them
+    (``\\x1b``, ``\\u202e``; the caret stays under the op)."""
     import subprocess
     import sys
 
@@ -778,6 +778,6 @@ def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
     err = r.stderr.decode()
     assert not any(c in err for c in "\x1b\x07\x00\u202e"), repr(err)
     quoted, caret = err.splitlines()[1:3]
-    assert quoted == line.replace("\x1b", "\ufffd").replace("\x07", "\ufffd").replace("\u202e", "\ufffd").replace("\x00", "\ufffd")
+    assert quoted == line.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\u202e", "\\u202e").replace("\x00", "\\x00")
     assert caret.index("^") == quoted.index('"foo.bar"')
     assert not (tmp_path / "o.bin").exists()

@@ -435,15 +435,91 @@ def test_source_manager_reads_named_files(tmp_path):
     assert sources.line("-", 1) is None  # stdin is never read
 
 
-def test_source_manager_skips_special_and_large_files(tmp_path, monkeypatch):
-    fifo = tmp_path / "fifo"
+def test_source_manager_skips_special_and_large_files(tmp_path):
+    fifo = tmp_path / "fifo.mlir"
     os.mkfifo(fifo)
     assert SourceManager().line(str(fifo), 1) is None  # not opened for reading forever
     assert SourceManager().line(str(tmp_path), 1) is None  # a directory
     big = tmp_path / "big.py"
-    big.write_text("x\n" * 10)
-    monkeypatch.setattr(render_mod, "MAX_SOURCE_BYTES", 8)
-    assert SourceManager().line(str(big), 1) is None
+    big.write_bytes(b"x\n" * ((1 << 19) + 1))  # 1 MiB + 2 bytes: over the per-file limit of ir.md §5
+    sources = SourceManager()
+    assert sources.line(str(big), 1) is None
+    assert sources.bytes_read == 0  # refused from its size, not read
+    big.write_bytes(b"x\n" * (1 << 19))  # exactly 1 MiB: quoted
+    assert SourceManager().line(str(big), 1) == "x"
+
+
+def test_quoting_reads_only_inputs_and_source_files(tmp_path):
+    """Issue 17 item 9: a location may name any file; only the inputs and
+    regular source files (ir.md §5 suffixes) are quoted, never /proc, /sys,
+    /dev, nor a file of another suffix, nor a source-suffixed symlink to
+    one."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-LINE\n")
+    (tmp_path / "link.mlir").symlink_to(secret)
+    (tmp_path / "ok.py").write_text("quoted python\n")
+    inp = tmp_path / "kernel.txt"  # an input whose name has no source suffix
+    inp.write_text("input line\n")
+    sources = SourceManager({str(inp): "input line\n"})
+    assert sources.line(str(secret), 1) is None
+    assert sources.line(str(tmp_path / "link.mlir"), 1) is None
+    assert sources.line("/proc/self/environ", 1) is None
+    assert sources.line("/proc/self/cmdline", 1) is None
+    assert sources.line("/dev/zero", 1) is None
+    assert sources.line("/sys/kernel/uevent_seqnum", 1) is None
+    assert sources.line(str(tmp_path / "ok.py"), 1) == "quoted python"
+    assert sources.line(str(tmp_path / "." / "kernel.txt"), 1) == "input line"  # the input, another spelling
+    assert sources.bytes_read == len("quoted python\n")
+
+
+def test_quoting_from_the_command_line_never_shows_other_files(tmp_path):
+    """The same through ``fetchc``: the error is located at the named files,
+    and no line of theirs (a secret, the process environment) is printed."""
+    import subprocess
+    import sys
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-LINE\n")
+    kernel = tmp_path / "k.mlir"
+    kernel.write_text(
+        'func.func @k(%a: memref<4x16xf8E4M3FN>, %o: memref<4x16xbf16>) {\n'
+        '  %s = fetch.fetch %a : memref<4x16xf8E4M3FN> -> !fetch.stream<main, [4], [16], f8E4M3FN>\n'
+        '  %c = fetch.cast %s : !fetch.stream<main, [4], [16], f8E4M3FN> -> !fetch.stream<main, [4], [16], bf16>'
+        f' loc(fused["{secret}":1:1, "/proc/self/environ":1:1])\n'
+        '  rngd.commit %c, %o : !fetch.stream<main, [4], [16], bf16>, memref<4x16xbf16>\n'
+        '  func.return\n}\n'
+    )
+    env = dict(os.environ, FETCHC_MARKER="ENVIRONMENT-VALUE")
+    r = subprocess.run([sys.executable, "-m", "fetchc.cli", str(kernel), "-o", str(tmp_path / "o.bin")],
+                       capture_output=True, env=env)
+    err = r.stderr.decode()
+    assert r.returncode == 1
+    assert err.startswith(f"{secret}:1:1: error: 'fetch.cast' op the hardware has no f8E4M3FN -> bf16 cast"), err
+    assert "/proc/self/environ:1:1: note: fused with this location" in err
+    assert "SECRET-LINE" not in err and "ENVIRONMENT-VALUE" not in err and "FETCHC_MARKER" not in err
+
+
+def test_quoting_reads_a_file_once_and_at_most_16_mib(tmp_path):
+    """Issue 17 item 10: one file under many spellings is read once; all
+    files together at most 16 MiB (ir.md §5), the rest is not quoted."""
+    d = tmp_path / "d"
+    d.mkdir()
+    body = b"y\n" * ((1 << 19) - 8)  # just under 1 MiB
+    (d / "x.mlir").write_bytes(body)
+    spellings = [str(d / "x.mlir"), str(d) + "/./x.mlir", str(d) + "/././x.mlir", str(d) + "//x.mlir",
+                 str(d) + "/../d/x.mlir", str(tmp_path) + "/./d/./x.mlir"]
+    sources = SourceManager()
+    assert [sources.line(s, 2) for s in spellings] == ["y"] * len(spellings)
+    assert sources.bytes_read == len(body)
+    files = []
+    for i in range(20):
+        f = tmp_path / f"f{i}.mlir"
+        f.write_bytes(body)
+        files.append(f)
+    sources = SourceManager()
+    quoted = [sources.line(str(f), 1) for f in files]
+    assert quoted[:16] == ["y"] * 16 and quoted[16:] == [None] * 4  # 16 files of just under 1 MiB fit
+    assert sources.bytes_read == 16 * len(body) <= 16 << 20
 
 
 # --------------------------------------------------------------------------- #

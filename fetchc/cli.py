@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 from fetchc import __version__
 from fetchc.diagnostics import Diagnostic, DiagnosticError
+from fetchc.escape import printable
 from fetchc.frontend.render import SourceManager, render_all
 from fetchc.frontend.verify_diagnostics import check_expected
 from fetchc.process import (
@@ -48,8 +49,16 @@ from fetchc.process import (
 )
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its usage errors (which quote the command line:
+    ``unrecognized arguments: ...``) escaped like every other message."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(printable(message))
+
+
 def _compile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="fetchc",
         description="Compile MLIR for the RNGD Fetch Adapter into a fetch-sequencer configuration (seq.bin). "
         "Subcommands: 'fetchc dis seq.bin' prints one, 'fetchc sim seq.bin --dm image.bin' runs one, "
@@ -83,14 +92,20 @@ def _compile_parser() -> argparse.ArgumentParser:
 
 
 def _error(msg: str) -> int:
-    sys.stderr.write(f"error: {msg}\n")
+    """Print ``error: msg`` (escaped: it may quote file names and names from
+    the input, :func:`fetchc.escape.printable`) and return exit status 1."""
+    sys.stderr.write(printable(f"error: {msg}") + "\n")
     return 1
+
+
+def _warn(msg: str) -> None:
+    sys.stderr.write(printable(f"warning: {msg}") + "\n")
 
 
 def _file_error(path: str, err: object) -> int:
     """An error about a file's content, as ``fetchc dis`` and the compiler
-    report one: ``path: error: message``."""
-    sys.stderr.write(f"{path}: error: {err}\n")
+    report one: ``path: error: message`` (escaped)."""
+    sys.stderr.write(printable(f"{path}: error: {err}") + "\n")
     return 1
 
 
@@ -101,10 +116,49 @@ def _read_input(path: str) -> bytes:
         return f.read()
 
 
+def _identities(paths) -> list:
+    """The device and inode of each input that is a regular file
+    (:func:`fetchc.outputs.input_identity`): ``-o`` must not be one."""
+    from fetchc.outputs import input_identity
+
+    return [i for i in (input_identity(p) for p in paths) if i is not None]
+
+
+def _refused(path: str, inputs: list, binary: str | None = None, hint: str = "") -> int:
+    """``error: refusing ...`` and 1 when ``-o path`` is an input or a
+    terminal for binary data (:func:`fetchc.outputs.check_output`), checked
+    before any work; else 0."""
+    from fetchc.outputs import OutputRefused, check_output
+
+    try:
+        check_output(path, inputs=inputs, binary=binary, hint=hint)
+    except OutputRefused as e:
+        return _error(str(e))
+    return 0
+
+
+def _write(path: str, data, inputs: list, binary: str | None = None, hint: str = "") -> int:
+    """Write ``-o path`` (:func:`fetchc.outputs.write_output`) and return the
+    exit status: 0, or 1 with ``error: ...`` (nothing created or
+    overwritten): an output that is an input or a terminal for ``binary``
+    data, an unwritable path, a write error (a full disk), names an ``.npz``
+    cannot hold."""
+    from fetchc.outputs import OutputRefused, write_output
+
+    try:
+        write_output(path, data, inputs=inputs, binary=binary, hint=hint)
+    except OutputRefused as e:
+        return _error(str(e))
+    except OSError as e:
+        return _error(f"cannot write '{path}': {e.strerror or e}")
+    except ValueError as e:  # names an .npz cannot hold, an object array
+        return _error(f"cannot write '{path}': {e}")
+    return 0
+
+
 def main_compile(argv: list[str]) -> int:
     from fetchc.frontend.context import shared_context
     from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
-    from fetchc.outputs import write_output
     from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
 
     args = _compile_parser().parse_args(argv)
@@ -113,8 +167,11 @@ def main_compile(argv: list[str]) -> int:
         data = _read_input(args.input)
     except OSError as e:
         return _error(f"cannot read '{args.input}': {e.strerror or e}")
-    if args.emit == "bin" and args.output == "-" and sys.stdout.isatty() and not args.verify_diagnostics:
-        return _error("refusing to write seq.bin to a terminal: use -o FILE, or --emit=mlir / --emit=seq")
+    inputs = _identities([args.input])
+    binary = "seq.bin" if args.emit == "bin" else None
+    hint = ", or --emit=mlir / --emit=seq"
+    if not args.verify_diagnostics and _refused(args.output, inputs, binary, hint):
+        return 1
 
     sources = SourceManager()
     try:
@@ -172,12 +229,7 @@ def main_compile(argv: list[str]) -> int:
         return 1
     if args.verify_diagnostics:
         return 0
-    sep = b"// -----\n"
-    try:
-        write_output(args.output, sep.join(outputs))
-    except OSError as e:
-        return _error(f"cannot write '{args.output}': {e.strerror or e}")
-    return 0
+    return _write(args.output, b"// -----\n".join(outputs), inputs, binary, hint)
 
 
 def _pass_prints_to_stderr(output: str):
@@ -204,16 +256,18 @@ def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
 
 
 def main_dis(argv: list[str]) -> int:
-    from fetchc.outputs import write_output
     from fetchc.seqbin import SeqBinError, disassemble, read, to_json
 
-    p = argparse.ArgumentParser(prog="fetchc dis", description="Print a seq.bin readably (validating it).")
+    p = _ArgumentParser(prog="fetchc dis", description="Print a seq.bin readably (validating it).")
     p.add_argument("input", help="seq.bin file, '-' for stdin")
     p.add_argument("--json", action="store_true", help="print JSON for tools")
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     args = p.parse_args(argv)
     name = "<stdin>" if args.input == "-" else args.input
     load_numpy()  # the disassembler formats values with numpy / ml_dtypes
+    inputs = _identities([args.input])
+    if _refused(args.output, inputs):
+        return 1
     try:
         data = _read_input(args.input)
     except OSError as e:
@@ -223,11 +277,7 @@ def main_dis(argv: list[str]) -> int:
         text = json.dumps(to_json(data), indent=2) + "\n" if args.json else disassemble(data)
     except SeqBinError as e:
         return _file_error(name, e)
-    try:
-        write_output(args.output, text.encode())
-    except OSError as e:
-        return _error(f"cannot write '{args.output}': {e.strerror or e}")
-    return 0
+    return _write(args.output, text.encode(), inputs)
 
 
 # --------------------------------------------------------------------------
@@ -239,7 +289,7 @@ class _UsageError(Exception):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(_ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         raise _UsageError(message)
 
@@ -256,30 +306,22 @@ def _warn_scratch_reads(sb, results) -> None:
             t = kernel.tensors[kp.tensor]
             name = keys[kp.index]
             if t.scratch and name in results:
-                sys.stderr.write(
-                    f"warning: program {name} reads scratch buffer {t.name}, which an earlier program writes; "
-                    f"fetchc sim starts it at zero (fetchc run runs the whole kernel)\n"
+                _warn(
+                    f"program {name} reads scratch buffer {t.name}, which an earlier program writes; "
+                    f"fetchc sim starts it at zero (fetchc run runs the whole kernel)"
                 )
 
 
-def _write_arrays(path: str, arrays) -> int:
+def _write_arrays(path: str, arrays, inputs: list) -> int:
     """Write ``-o path`` for ``sim`` and ``run``: one array as ``.npy`` data,
     a ``{name: array}`` mapping as ``.npz`` data keyed by the names as they
-    are (:mod:`fetchc.outputs`).  Returns the exit status: 0, or 1 with
-    ``error: cannot write ...`` (nothing created or overwritten)."""
-    from fetchc.outputs import write_npy, write_npz, write_output
+    are (:mod:`fetchc.npyio`), never to a terminal nor over an input
+    (:func:`_write`).  Returns the exit status."""
+    from fetchc.npyio import write_npy, write_npz
 
     if isinstance(arrays, dict):
-        write = lambda f: write_npz(f, arrays)  # noqa: E731
-    else:
-        write = lambda f: write_npy(f, arrays)  # noqa: E731
-    try:
-        write_output(path, write)
-    except OSError as e:
-        return _error(f"cannot write '{path}': {e.strerror or e}")
-    except ValueError as e:  # names an .npz cannot hold, an object array
-        return _error(f"cannot write '{path}': {e}")
-    return 0
+        return _write(path, lambda f: write_npz(f, arrays), inputs, ".npz data")
+    return _write(path, lambda f: write_npy(f, arrays), inputs, ".npy data")
 
 
 def _reported(command: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
@@ -355,7 +397,7 @@ def main_sim(argv: list[str]) -> int:
                               if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
     except _UsageError as e:
         sys.stderr.write(parser.format_usage())
-        sys.stderr.write(f"error: {e}\n")
+        _error(f"{e}")
         return 2  # a usage error, like argparse and the other subcommands
     except SystemExit as e:  # --help
         return int(e.code or 0) if not isinstance(e.code, str) else 1
@@ -364,9 +406,13 @@ def main_sim(argv: list[str]) -> int:
 
     from fetchc.golden.inputs import InputError, parse_arg_specs
     from fetchc.golden.run import RunError, simulate_with_args
-    from fetchc.golden.sim import SimError, check_memory, simulate
+    from fetchc.golden.sim import SimError, check_memory, output_limit_bytes, simulate
     from fetchc.seqbin import SeqBinError, read
 
+    inputs = _identities([args.seqbin] + ([args.dm] if args.dm is not None else []))
+    binary = ".npy data" if args.program is not None else ".npz data"
+    if _refused(args.output, inputs, binary):
+        return 1
     try:
         with open(args.seqbin, "rb") as f:
             data = f.read()
@@ -379,6 +425,9 @@ def main_sim(argv: list[str]) -> int:
     if args.arg:
         try:
             values = parse_arg_specs(args.arg)
+            inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
+            if _refused(args.output, inputs, binary):
+                return 1
             results = simulate_with_args(sb, values, args.program)
             _warn_scratch_reads(sb, results)
         except (InputError, RunError) as e:
@@ -396,15 +445,39 @@ def main_sim(argv: list[str]) -> int:
             except SimError as e:
                 return _file_error(args.seqbin, e)
         try:
-            dm = np.fromfile(args.dm, dtype=np.uint8)
+            dm = _read_dm(args.dm, st, output_limit_bytes())
         except OSError as e:
             return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
+        except SimError as e:
+            return _file_error(args.dm, e)
         try:
             results = simulate(sb, dm, args.program, shaped=True)
         except SimError as e:
             return _file_error(args.seqbin, e)
         del dm
-    return _write_arrays(args.output, results[args.program] if args.program is not None else results)
+    return _write_arrays(args.output, results[args.program] if args.program is not None else results, inputs)
+
+
+def _read_dm(path: str, st: os.stat_result, limit: int):
+    """The DM image file as a ``uint8`` array.  A regular file was sized
+    against the budget already; a pipe, FIFO or device (``/dev/zero`` never
+    ends) is read in chunks and refused past ``limit`` bytes.  Raises
+    ``OSError``, :class:`fetchc.golden.sim.SimError`."""
+    import numpy as np
+
+    from fetchc.golden.sim import SimError
+
+    if stat.S_ISREG(st.st_mode):
+        return np.fromfile(path, dtype=np.uint8)
+    chunks, size = [], 0
+    with open(path, "rb") as f:
+        while chunk := f.read(min(1 << 24, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SimError(f"the DM image is more than the {limit} bytes fetchc sim may allocate "
+                               "(set FETCHC_SIM_MAX_BYTES to change the limit)")
+    return np.frombuffer(b"".join(chunks), dtype=np.uint8).copy()
 
 
 def _program_keys(sb) -> list[str]:
@@ -457,7 +530,7 @@ def main_run(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except _UsageError as e:
         sys.stderr.write(parser.format_usage())
-        sys.stderr.write(f"error: {e}\n")
+        _error(f"{e}")
         return 2
     except SystemExit as e:  # --help
         return int(e.code or 0) if not isinstance(e.code, str) else 1
@@ -469,6 +542,9 @@ def main_run(argv: list[str]) -> int:
     from fetchc.golden.sim import SimError
 
     filename = "<stdin>" if args.input == "-" else args.input
+    inputs = _identities([args.input])
+    if _refused(args.output, inputs, ".npz data"):
+        return 1
     try:
         data = _read_input(args.input)
     except OSError as e:
@@ -483,6 +559,9 @@ def main_run(argv: list[str]) -> int:
         return 1
     try:
         values = parse_arg_specs(args.arg)
+        inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
+        if _refused(args.output, inputs, ".npz data"):
+            return 1
         outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
     except (InputError, RunError) as e:
         return _error(f"{e}")
@@ -492,8 +571,8 @@ def main_run(argv: list[str]) -> int:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
     if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
-        sys.stderr.write(f"warning: the kernel commits no tensor (no rngd.commit): {args.output} holds no array\n")
-    return _write_arrays(args.output, outputs)
+        _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
+    return _write_arrays(args.output, outputs, inputs)
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -509,10 +588,12 @@ def _dispatch(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fetchc`` console script.  Returns the exit code;
     never lets a Python traceback reach the user."""
+    from fetchc.outputs import signal_cleanup
+
     argv = list(sys.argv[1:] if argv is None else argv)
     limit_malloc_arenas()
     try:
-        with gc_paused():  # see fetchc.process.gc_paused
+        with gc_paused(), signal_cleanup():  # see fetchc.process.gc_paused; no temporary output file after a signal
             return call_with_deep_stack(_dispatch, argv)
     except SystemExit as e:  # argparse usage errors / --help
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)

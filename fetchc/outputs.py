@@ -48,33 +48,52 @@ any stream.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import select
+import signal
 import stat
 import sys
-import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO, Union
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, Union
 
 __all__ = [
     "Data",
+    "Identity",
+    "OutputRefused",
     "STALE_AFTER_SECONDS",
+    "check_output",
+    "input_identity",
     "output_target",
+    "remove_live_temporaries",
     "remove_stale_temporaries",
+    "signal_cleanup",
     "temporary_name_pattern",
     "write_atomically",
-    "write_npy",
-    "write_npz",
     "write_output",
 ]
 
 Data = Union[bytes, Callable[[BinaryIO], None]]
 """What :func:`write_output` writes: ``bytes``, or a callback that writes to
 the binary file object it is given (only ``write`` and ``flush`` may be
-relied on; it may not be seekable)."""
+relied on; it is not seekable)."""
+
+Identity = tuple[int, int]
+"""A file's ``(st_dev, st_ino)``: what makes two spellings the same file."""
+
+
+class OutputRefused(OSError):
+    """``-o`` names a file the command must not write: one of its own inputs
+    (compared by device and inode, as compilers refuse ``-o`` equal to an
+    input), or a terminal for binary output.  ``str(e)`` is the whole
+    sentence; nothing was written."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 STALE_AFTER_SECONDS = 60.0
 """A temporary file of a dead process must be this old (seconds since its
@@ -157,11 +176,27 @@ def _write_all_fd(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
+def _write_all_file(f: BinaryIO, view: memoryview) -> None:
+    """``f.write`` until all of ``view`` is written: a buffered writer on a
+    full disk (or past ``ulimit -f``) returns a short count instead of
+    raising, and the next call raises.  Raises ``OSError``."""
+    while view:
+        n = f.write(view)
+        if n is None:  # a non-blocking raw stream that would block
+            select.select([], [f], [])
+            continue
+        if n <= 0:
+            raise OSError(errno.EIO, "write returned 0 bytes")
+        view = view[n:]
+
+
 class _StreamWriter:
     """A write-only, non-seekable binary file object over a descriptor or a
-    file object.  Deliberately not an ``io`` class: numpy then writes arrays
-    in chunks instead of ``ndarray.tofile`` (which needs a seekable file), and
-    ``zipfile`` writes data descriptors instead of seeking back."""
+    file object; every write is complete or raises ``OSError`` (a short
+    write on a full disk is never taken for success).  Deliberately not an
+    ``io`` class: numpy then writes arrays in chunks instead of
+    ``ndarray.tofile`` (which needs a seekable file), and ``zipfile`` writes
+    data descriptors instead of seeking back."""
 
     def __init__(self, fd: int | None = None, fileobj: BinaryIO | None = None):
         self._fd, self._file = fd, fileobj
@@ -172,7 +207,7 @@ class _StreamWriter:
             _write_all_fd(self._fd, view)
         else:
             assert self._file is not None
-            self._file.write(view)
+            _write_all_file(self._file, view)
         return len(view)
 
     def flush(self) -> None:
@@ -202,19 +237,198 @@ def _flush_std() -> None:
             pass
 
 
+def _stdout_fd() -> int | None:
+    """The descriptor under ``sys.stdout``, or None when it has none (an
+    in-memory stream of a test harness)."""
+    try:
+        return sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _write_fd(fd: int, data: bytes | Callable[[BinaryIO], None]) -> None:
     os.fstat(fd)  # EBADF before anything else for a descriptor that is not open
     _flush_std()  # what Python buffered for stdout/stderr goes first
     _to_stream(_StreamWriter(fd=fd), data)
 
 
-def _write_special(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
-    flags = os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+def _write_special(path: str, data: Data, inputs: Iterable[Identity], binary: str | None, hint: str) -> None:
+    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)  # truncated (as a shell's '>' does) only once it is known not to be an input
     try:
+        _refuse_fd(fd, path, inputs, binary, hint)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.ftruncate(fd, 0)
         _to_stream(_StreamWriter(fd=fd), data)
     finally:
         os.close(fd)
+
+
+# --------------------------------------------------------------------------
+# What -o must not be: an input, or a terminal for binary data
+# --------------------------------------------------------------------------
+
+
+def input_identity(path: str) -> Identity | None:
+    """The :data:`Identity` of input ``path`` (``-``: standard input) when
+    it is a regular file, else None (a pipe, a terminal, a missing file).
+    Raises nothing."""
+    try:
+        st = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _refuse_stat(st: os.stat_result, path: str, inputs: Iterable[Identity]) -> None:
+    if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in set(inputs):
+        where = "standard output: it is redirected to" if path == "-" else f"'{path}': it is"
+        raise OutputRefused(
+            errno.EINVAL, f"refusing to write to {where} an input file of this command, which the output would "
+            "overwrite; write the output to another file"
+        )
+
+
+def _refuse_fd(fd: int, path: str, inputs: Iterable[Identity], binary: str | None, hint: str) -> None:
+    _refuse_stat(os.fstat(fd), path, inputs)
+    if binary is not None and os.isatty(fd):
+        raise OutputRefused(errno.EINVAL, f"refusing to write {binary} to a terminal: use -o FILE{hint}")
+
+
+def check_output(path: str, *, inputs: Iterable[Identity] = (), binary: str | None = None, hint: str = "") -> None:
+    """Refuse ``-o path`` before any work (:func:`write_output` checks again
+    when it writes): raise :class:`OutputRefused` when ``path`` is one of
+    ``inputs`` (:func:`input_identity`; through any spelling, symlink,
+    ``/dev/stdout`` or ``/proc/self/fd/N``), or, for ``binary`` data (a
+    description such as ``"seq.bin"``), a terminal (``hint`` is appended to
+    the message: ``", or --emit=mlir"``).  A path that does not exist yet or
+    cannot be inspected passes.  Raises nothing else."""
+    inputs = list(inputs)
+    kind, fd = output_target(path)
+    if kind == "stdout":
+        fd = _stdout_fd()
+    if fd is not None:
+        try:
+            _refuse_fd(fd, path, inputs, binary, hint)
+        except OutputRefused:
+            raise
+        except OSError:
+            pass
+        return
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    _refuse_stat(st, path, inputs)
+    if binary is not None and stat.S_ISCHR(st.st_mode):
+        try:  # a terminal named by path (/dev/tty, /dev/pts/N): isatty needs a descriptor
+            tfd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return
+        try:
+            _refuse_fd(tfd, path, (), binary, hint)
+        finally:
+            os.close(tfd)
+
+
+# --------------------------------------------------------------------------
+# Signals: no temporary file left behind
+# --------------------------------------------------------------------------
+
+_LIVE: set[str] = set()
+"""Temporary files this process is writing (absolute paths)."""
+_LIVE_LOCK = threading.Lock()
+_DYING = False
+CLEANUP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+"""The signals after which no ``.fetchc-*.tmp`` file stays (``kill -9``
+cannot be caught: :func:`remove_stale_temporaries` handles those)."""
+
+
+def remove_live_temporaries() -> list[str]:
+    """Delete the temporary files this process is writing and refuse new
+    ones (the process is about to end: a signal).  Returns the paths removed.
+    Never raises."""
+    global _DYING
+    _DYING = True
+    locked = _LIVE_LOCK.acquire(timeout=2.0)  # a writer registering its file holds it for microseconds
+    try:
+        names = sorted(_LIVE)
+        _LIVE.clear()
+    finally:
+        if locked:
+            _LIVE_LOCK.release()
+    removed = []
+    for name in names:
+        try:
+            os.unlink(name)
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def _on_signal(signum: int, frame) -> None:
+    remove_live_temporaries()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt  # the command reports 'error: interrupted' and exits 1
+    signal.signal(signum, signal.SIG_DFL)  # end as the signal ends a process: the parent sees it
+    os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def signal_cleanup() -> Iterator[None]:
+    """A context in which SIGINT, SIGTERM and SIGHUP first remove the
+    temporary files being written (:func:`remove_live_temporaries`), then
+    act as they would have: SIGINT raises ``KeyboardInterrupt``, SIGTERM and
+    SIGHUP end the process by that signal.  A signal the process ignores
+    (``nohup``, a background job's SIGINT) stays ignored; another handler is
+    left alone.  Outside the main thread this does nothing.  The handlers
+    are restored on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {}
+    for sig in CLEANUP_SIGNALS:
+        old = signal.getsignal(sig)
+        if old in (signal.SIG_DFL, signal.default_int_handler):
+            saved[sig] = old
+            signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold :data:`CLEANUP_SIGNALS` back on this thread (between creating a
+    temporary file and registering it)."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:
+        yield
+        return
+    old = mask(signal.SIG_BLOCK, CLEANUP_SIGNALS)
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, old)
+
+
+def _new_temporary(directory: str, path: str) -> tuple[int, str]:
+    """Create and register a temporary file in ``directory``.  Raises
+    ``OSError`` (naming ``path``), also once a signal is ending the process."""
+    with _signals_blocked(), _LIVE_LOCK:
+        if _DYING:
+            raise OSError(errno.EINTR, "interrupted", path)
+        import tempfile  # here: the start-up of every command need not import it
+
+        try:
+            tfd, tmp = tempfile.mkstemp(prefix=f".fetchc-{os.getpid()}-", suffix=".tmp", dir=directory)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, path) from None
+        _LIVE.add(tmp)
+    return tfd, tmp
 
 
 # --------------------------------------------------------------------------
@@ -266,36 +480,36 @@ def remove_stale_temporaries(directory: str, *, now: float | None = None) -> lis
     return removed
 
 
-def write_atomically(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
+def write_atomically(path: str, data: Data, *, inputs: Iterable[Identity] = ()) -> None:
     """Write ``data`` (bytes, or a callback that writes to a binary file
     object) to the regular file ``path`` through a temporary file
     ``.fetchc-<pid>-<random>.tmp`` in its directory and ``os.replace`` (see
     the module docstring).  A path that is not a regular file is handed to
     :func:`write_output`'s in-place writing instead.  Raises ``OSError``
-    (``e.filename`` is ``path``)."""
-    kind, fd = output_target(path)
+    (``e.filename`` is ``path``), :class:`OutputRefused` when ``path`` is
+    one of ``inputs``."""
+    inputs = list(inputs)
+    kind, _ = output_target(path)
     if kind != "file":
-        write_output(path, data)
+        write_output(path, data, inputs=inputs)
         return
     real = os.path.realpath(path)
     directory = os.path.dirname(real) or "."
     try:
-        mode = os.stat(real).st_mode & 0o7777
+        st = os.stat(real)
+        _refuse_stat(st, path, inputs)
+        mode = st.st_mode & 0o7777
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
     remove_stale_temporaries(directory)
+    tfd, tmp = _new_temporary(directory, path)
     try:
-        tfd, tmp = tempfile.mkstemp(prefix=f".fetchc-{os.getpid()}-", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, path) from None
-    try:
-        with os.fdopen(tfd, "wb") as f:
-            if callable(data):
-                data(f)
-            else:
-                f.write(data)
+        try:
+            _to_stream(_StreamWriter(fd=tfd), data)
+        finally:
+            os.close(tfd)
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException as e:
@@ -303,90 +517,54 @@ def write_atomically(path: str, data: bytes | Callable[[BinaryIO], None]) -> Non
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(e, OSError) and e.filename in (None, tmp):
+        if isinstance(e, OSError) and not isinstance(e, OutputRefused) and e.filename in (None, tmp):
             raise OSError(e.errno, e.strerror, path) from None
         raise
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(tmp)
 
 
-def write_output(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
+def write_output(
+    path: str, data: Data, *, inputs: Iterable[Identity] = (), binary: str | None = None, hint: str = ""
+) -> None:
     """Write ``data`` (bytes, or a callback writing to a binary file object)
     to ``-o path``: stdout for ``-``, the descriptor itself for
     ``/dev/stdout``-like paths, in place for special files, atomically for
-    regular files (module docstring).  Raises ``OSError``; ``e.filename`` is
-    ``path`` where the error is about it."""
+    regular files (module docstring).  Every write is checked: a short
+    write (a full disk, a file-size limit) is an error, never a cut file.
+
+    Refused with :class:`OutputRefused` before anything is written (as
+    :func:`check_output` does): ``path`` is one of ``inputs`` (their
+    :func:`input_identity`; a regular file reached through any spelling or
+    descriptor), or ``binary`` (a description of binary data, such as
+    ``"seq.bin"``) would go to a terminal.  Raises ``OSError``;
+    ``e.filename`` is ``path`` where the error is about it."""
+    inputs = list(inputs)
     kind, fd = output_target(path)
     try:
         if kind == "stdout":
             _flush_std()
+            fd = _stdout_fd()
+            if fd is not None:
+                _refuse_fd(fd, path, inputs, binary, hint)
+                _write_fd(fd, data)
+                return
             out = getattr(sys.stdout, "buffer", None)
             if out is None:
                 raise OSError(errno.EBADF, "stdout is not a binary stream")
             _to_stream(_StreamWriter(fileobj=out), data)
         elif kind == "fd":
             assert fd is not None
+            _refuse_fd(fd, path, inputs, binary, hint)
             _write_fd(fd, data)
         elif kind == "special":
-            _write_special(path, data)
+            _write_special(path, data, inputs, binary, hint)
         else:
-            write_atomically(path, data)
+            write_atomically(path, data, inputs=inputs)
+    except OutputRefused:
+        raise
     except OSError as e:
         if e.filename is None:
             raise OSError(e.errno, e.strerror, path) from None
         raise
-
-
-# --------------------------------------------------------------------------
-# numpy outputs (imported lazily: the compile path never needs numpy)
-# --------------------------------------------------------------------------
-
-
-def write_npy(f: BinaryIO, array: Any) -> None:
-    """Write ``array`` as ``.npy`` data (``numpy.lib.format``, no pickles)
-    to ``f``, a real file or any object with ``write``.  Raises ``ValueError``
-    for an object array."""
-    import numpy as np
-    from numpy.lib import format as npformat
-
-    npformat.write_array(f, np.asanyarray(array), allow_pickle=False)
-
-
-def npz_member_names(names: list[str]) -> dict[str, str]:
-    """``{name: zip member}`` as ``numpy.savez`` names them (``NAME.npy``), so
-    that ``numpy.load(f)[name]`` returns the array.  Raises ``ValueError``
-    when two names cannot both be keys: ``np.load`` would give one's array
-    for the other (``x`` and ``x.npy``), or the zip format cannot hold the
-    name (a NUL character)."""
-    members: dict[str, str] = {}
-    given = set(names)
-    for n in names:
-        if "\0" in n:
-            raise ValueError(f"the name {n!r} contains a NUL character, which a .npz member name cannot hold")
-        if n.endswith(".npy") and n[:-4] in given:
-            raise ValueError(
-                f"the names {n[:-4]!r} and {n!r} cannot both be keys of one .npz: numpy.load would return "
-                f"the array of {n[:-4]!r} for {n!r}"
-            )
-        members[n] = n + ".npy"
-    return members
-
-
-def write_npz(f: BinaryIO, arrays: Mapping[str, Any]) -> None:
-    """Write ``arrays`` (``{name: array}``, insertion order) as an
-    uncompressed ``.npz`` to ``f`` (seekable or not), as ``numpy.savez``
-    would, but taking the names as data: any string is a key (``file``,
-    ``allow_pickle``, ``a/b``...), never a keyword argument.  Member
-    timestamps are fixed (1980-01-01) so the bytes are deterministic.
-    Raises ``ValueError`` (see :func:`npz_member_names`, object arrays)."""
-    import zipfile
-
-    import numpy as np
-    from numpy.lib import format as npformat
-
-    members = npz_member_names(list(arrays))
-    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for name, arr in arrays.items():
-            info = zipfile.ZipInfo(members[name], date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            info.external_attr = 0o644 << 16
-            with zf.open(info, mode="w", force_zip64=True) as member:
-                npformat.write_array(member, np.asanyarray(arr), allow_pickle=False)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fetchc.escape import printable
 from fetchc.seqbin import Program, Table
 from fetchc.target import (
     CAST_CODES,
@@ -262,7 +263,7 @@ class Progress:
         if enabled is None:
             enabled = total >= PROGRESS_MIN and _stderr_is_tty()
         self.enabled = enabled
-        self.label = f"{prefix}: {label}" if prefix else label
+        self.label = printable(f"{prefix}: {label}" if prefix else label)  # a program name from the file
         self.total, self.done, self.shown = max(total, 1), 0, -1
         self.lock = threading.Lock()
 

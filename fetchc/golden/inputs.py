@@ -15,8 +15,12 @@ memref's own shape unless said otherwise:
 * raw bits of the same width: ``uint8`` for the 8-bit types, ``uint16`` for
   ``bf16`` / ``i16``, ``uint32`` for ``f32`` / ``i32``;
 * the ``|V1`` / ``|V2`` arrays that ``np.save`` makes of ``ml_dtypes`` arrays
-  (``np.load`` gives them back as raw void items): read as the memref's
-  type (for 4-bit types the byte must hold one code, 0-15);
+  (``np.load`` gives them back as raw void items, and the file does not say
+  which ``ml_dtypes`` type wrote them): raw bits, read as the memref's type
+  like ``uint8`` bits (for 4-bit types the byte must hold one code, 0-15).
+  An array of another 8-bit float type (an ``ml_dtypes.float8_e5m2`` array,
+  or an ``.npy`` file of one: descriptor ``'<f1'``) given for an
+  ``f8E4M3FN`` tensor is a type error, never read as bits;
 * 4-bit tensors (``i4``, ``f4E2M1FN``): one code per element, ``uint8``
   0-15 (for ``i4`` also ``int8`` -8..7), **or** packed two per byte as
   checkpoints store them: ``uint8`` with the last dim halved (an even last
@@ -28,16 +32,29 @@ shape and type, the accepted forms and what was given.  Nothing is ever
 converted by value (a ``float64`` array for an ``f32`` tensor is an error,
 not a silent rounding).
 
-Scalars (``f32`` arguments, :func:`scalar_value`): a Python ``float`` or
-``int``, a numpy real scalar, a 0-d real array, or a string (``"0.5"``,
-``"1e-3"``, ``"inf"``, ``"nan"``, a hex float ``"0x1.8p-3"``), rounded to
-``f32`` to nearest even; a finite value beyond ``f32``'s range is an error.
+Scalars (``f32`` arguments, :func:`scalar_value`), one rule: a number is a
+value, an array is data.
 
-Command-line specs (:func:`parse_arg_specs`): ``NAME=FILE.npy`` loads a
-``.npy`` file (:func:`load_npy`: a missing, unreadable, truncated, pickled
-or non-``.npy`` file is an :class:`InputError`), ``NAME=VALUE`` (anything not
-ending in ``.npy``) is a scalar's value.  :func:`check_names` reports
-missing, unknown and duplicated names.
+* A number (a Python ``float`` or ``int``, a numpy scalar such as
+  ``np.float32(0.5)`` or ``np.int16(-2)``) or a number's text is taken by
+  value and rounded to ``f32`` to nearest even; a finite value beyond
+  ``f32``'s range is an error.  The text is ASCII (:data:`NUMBER_SYNTAX`): a
+  decimal (``"0.5"``, ``"-1e-3"``), ``inf``, ``infinity``, ``nan``, or a hex
+  float (``"0x1.8p-3"``); not ``1_000``, not ``١٢٣`` or other non-ASCII
+  digits, which Python's ``float()`` would take.
+* An array (a 0-d ``ndarray``, and every ``.npy`` file given for a scalar)
+  is read as an ``f32`` tensor of shape ``()`` is: ``float32`` is the value,
+  ``uint32`` or ``|V4`` the raw bits (``0x3F800000`` is 1.0); any other
+  dtype is an error, never converted by value.
+
+Command-line specs (:func:`parse_arg_specs`): ``NAME=FILE.npy`` opens a
+``.npy`` file (:mod:`fetchc.npyio`: its header is read and checked, its data
+is read later, by :func:`read_files`, once the shape and type are known to
+fit the tensor and the size the memory budget); ``NAME=VALUE`` is a
+scalar's value.  A missing, unreadable, truncated, pickled or non-``.npy``
+file, a header out of bounds, an element type that is not a number, is an
+:class:`InputError`.  :func:`check_names` reports missing, unknown and
+duplicated names.
 
 Layout (:func:`place`, :func:`dm_image`): element ``(i_0, ..., i_{r-1})`` of
 a tensor sits at element address ``offset + Σ i_k·stride_k`` from the
@@ -51,7 +68,6 @@ This module imports numpy and ml_dtypes; the compile path never imports it.
 
 from __future__ import annotations
 
-import ast
 import math
 import os
 import re
@@ -62,6 +78,7 @@ from typing import Any
 
 import numpy as np
 
+from fetchc.npyio import NpyError, NpyFile, open_npy
 from fetchc.target.encoding import UINT, pack_elements
 from fetchc.target.facts import F32, I4, ElementType
 
@@ -72,6 +89,10 @@ __all__ = [
     "scalar_value",
     "parse_arg_specs",
     "load_npy",
+    "open_arg_file",
+    "file_bytes",
+    "read_files",
+    "NUMBER_SYNTAX",
     "check_names",
     "place",
     "packed_bytes",
@@ -235,6 +256,53 @@ def _codes(spec: TensorSpec, a: np.ndarray, lo: int, hi: int, what: str) -> None
         raise InputError(f"{_who(spec)}: {what} must lie in [{lo}, {hi}], but element {i} is {int(a[i])}{hint}")
 
 
+def _native(dt: np.dtype) -> np.dtype:
+    return dt.newbyteorder("=") if dt.kind in "biuf" and not dt.isnative else dt
+
+
+def _form(spec: TensorSpec, shape: tuple[int, ...], dt: np.dtype) -> str | None:
+    """Which accepted form (module docstring) an array of ``shape`` and
+    ``dt`` is for ``spec``: ``"own"``, ``"bits"`` (raw bits or ``|V``
+    items), ``"codes"`` (4-bit codes one per element), ``"packed"`` (two
+    per byte), ``"int8"`` (``i4`` values); None when it is none of them.
+    Only the shape and type are looked at, never the data."""
+    e, want = spec.elem, spec.shape
+    own = np.dtype(e.np_dtype)
+    dt = _native(dt)
+    if e.is_subbyte:
+        if dt == own:
+            return "own" if shape == want else None
+        if dt == np.uint8 or (dt.kind == "V" and dt.itemsize == 1):
+            if shape == want:
+                return "codes"
+            halved = want[:-1] + (want[-1] // 2,) if want and want[-1] % 2 == 0 else None
+            return "packed" if dt == np.uint8 and shape == halved else None
+        return "int8" if dt == np.int8 and e == I4 and shape == want else None
+    if shape != want:
+        return None
+    if dt == own:
+        return "own"
+    if dt == np.dtype(UINT[own.itemsize]) or (dt.kind == "V" and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
+        return "bits"
+    return None
+
+
+def _wrong(spec: TensorSpec, given: str, dt: np.dtype) -> InputError:
+    hint = ""
+    if dt.kind == "f" and spec.elem == F32 and _native(dt) != np.dtype(np.float32):
+        hint = " (convert with .astype(numpy.float32) if rounding is intended)"
+    return InputError(f"{_who(spec)}: expected {_expected(spec)}; got {given}{hint}")
+
+
+def check_file(spec: TensorSpec, f: NpyFile) -> None:
+    """Check an ``.npy`` file's header against ``spec``'s accepted forms
+    (shape and element type; the data is not read).  Raises
+    :class:`InputError` naming the tensor and the file."""
+    if _form(spec, f.shape, f.dtype) is None:
+        given = f"{f.where}, an array of shape {_shape_str(f.shape)} and dtype {_dtype_name(f.dtype)}"
+        raise _wrong(spec, given, f.dtype)
+
+
 def canonical_values(spec: TensorSpec, value: Any) -> np.ndarray:
     """The tensor's values as canonical ``spec.elem.np_dtype`` items in
     ``spec.shape`` (the forms of the module docstring).  The result may be a
@@ -252,47 +320,25 @@ def canonical_values(spec: TensorSpec, value: Any) -> np.ndarray:
         )
     if not isinstance(value, np.ndarray):
         raise InputError(f"{_who(spec)} needs an array: expected {_expected(spec)}; got {_given(value)}")
-    a = value
-    if a.dtype.kind in "biuf" and not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    dt = a.dtype
-    shape = spec.shape
-
-    def wrong(extra: str = "") -> InputError:
-        return InputError(f"{_who(spec)}: expected {_expected(spec)}; got {_given(value)}{extra}")
-
-    if e.is_subbyte:
-        if dt == own:
-            if a.shape != shape:
-                raise wrong()
-            return a
-        if dt == np.uint8 or (dt.kind == "V" and dt.itemsize == 1):
-            u = a.view(np.uint8)
-            if u.shape == shape:
-                _codes(spec, u, 0, 15, "4-bit codes")
-                return u.view(own)
-            if shape and shape[-1] % 2 == 0 and dt == np.uint8 and u.shape == shape[:-1] + (shape[-1] // 2,):
-                codes = np.empty(shape, dtype=np.uint8)
-                codes[..., 0::2] = u & np.uint8(0x0F)
-                codes[..., 1::2] = u >> np.uint8(4)
-                return codes.view(own)
-            raise wrong()
-        if dt == np.int8 and e == I4:
-            if a.shape != shape:
-                raise wrong()
-            _codes(spec, a, -8, 7, "i4 values")
-            return a.astype(own)
-        raise wrong()
-    if a.shape != shape:
-        raise wrong()
-    if dt == own:
+    form = _form(spec, value.shape, value.dtype)
+    if form is None:
+        raise _wrong(spec, _given(value), value.dtype)
+    a = value.astype(_native(value.dtype)) if _native(value.dtype) != value.dtype else value
+    if form == "own":
         return a
-    if dt == np.dtype(UINT[own.itemsize]) or (dt.kind == "V" and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
+    if form == "bits":
         return a.view(own)
-    hint = ""
-    if dt.kind == "f" and own.kind == "f" and e == F32:
-        hint = " (convert with .astype(numpy.float32) if rounding is intended)"
-    raise wrong(hint)
+    if form == "int8":
+        _codes(spec, a, -8, 7, "i4 values")
+        return a.astype(own)
+    u = a.view(np.uint8)
+    if form == "codes":
+        _codes(spec, u, 0, 15, "4-bit codes")
+        return u.view(own)
+    codes = np.empty(spec.shape, dtype=np.uint8)  # packed: element 2i in the low nibble
+    codes[..., 0::2] = u & np.uint8(0x0F)
+    codes[..., 1::2] = u >> np.uint8(4)
+    return codes.view(own)
 
 
 # --------------------------------------------------------------------------
@@ -301,31 +347,62 @@ def canonical_values(spec: TensorSpec, value: Any) -> np.ndarray:
 
 _F32_MAX = float(np.finfo(np.float32).max)
 
+NUMBER_SYNTAX = re.compile(
+    r"[+-]?(?:"
+    r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # decimal
+    r"|0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"  # hex float
+    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]"
+    r")",
+    re.ASCII,
+)
+"""What a scalar's text may be (ASCII only; no ``_`` separators)."""
+_ASCII_SPACE = " \t\n\r\f\v"
+
 
 def _number(s: str) -> float:
-    """A scalar's text as a float: a decimal (``inf``, ``nan`` too) or a
-    hex float (``0x1p-127``).  Raises ``ValueError`` for anything else."""
-    return float.fromhex(s) if s.lower().lstrip("+-").startswith("0x") else float(s)
+    """A scalar's text as a float (:data:`NUMBER_SYNTAX`, surrounding ASCII
+    white space ignored).  Raises ``ValueError`` for anything else."""
+    t = s.strip(_ASCII_SPACE)
+    if NUMBER_SYNTAX.fullmatch(t) is None:
+        raise ValueError(t)
+    return float.fromhex(t) if "x" in t.lower() else float(t)
+
+
+def _scalar_array(name: str, v: np.ndarray) -> np.float32:
+    """A scalar given as an array: an ``f32`` tensor of shape ``()``."""
+    if v.shape != ():
+        raise InputError(f"scalar {name!r} (f32) needs one number, got an array of shape {_shape_str(v.shape)}")
+    dt = _native(v.dtype)
+    if dt == np.dtype(np.float32):
+        return np.float32(v.astype(dt)[()])
+    if dt == np.dtype(np.uint32) or (dt.kind == "V" and dt.itemsize == 4):
+        return np.array(v.astype(dt) if dt.kind != "V" else v).view(np.float32)[()]
+    raise InputError(
+        f"scalar {name!r} (f32) given as an array of dtype {_dtype_name(v.dtype)}: an array is read as an f32 "
+        "tensor of shape () is, float32 (the value) or uint32 (its raw bits); nothing is converted by value "
+        "(save numpy.float32(x), or give the number itself)"
+    )
 
 
 def scalar_value(name: str, value: Any) -> np.float32:
-    """An ``f32`` argument's value (module docstring): a Python ``float`` /
-    ``int``, a numpy real scalar, a 0-d real array or a number string,
-    rounded to ``f32`` (nearest even).  Raises :class:`InputError` naming
-    ``name`` for anything else, a non-number string, or a finite value that
-    overflows ``f32``."""
+    """An ``f32`` argument's value (module docstring: a number, a number's
+    text, or an array of shape ``()``), rounded to ``f32`` (nearest even)
+    where it is a number.  Raises :class:`InputError` naming ``name`` for
+    anything else, a text that is not :data:`NUMBER_SYNTAX`, an array of
+    another shape or dtype, or a finite value that overflows ``f32``."""
     v = value
     if isinstance(v, np.ndarray):
-        if v.shape != ():
-            raise InputError(f"scalar {name!r} (f32) needs one number, got an array of shape {_shape_str(v.shape)}")
-        v = v[()]
+        return _scalar_array(name, v)
     if isinstance(v, (str, bytes)):
         text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-        s = text.strip()
         try:
-            x = _number(s)
+            x = _number(text)
         except ValueError:
-            raise InputError(f"scalar {name!r} (f32) must be a number, got {text!r}") from None
+            raise InputError(
+                f"scalar {name!r} (f32) must be a number, got {text!r} (a decimal, inf, nan or a hex float such "
+                "as 0x1p-3, in ASCII digits without '_')"
+            ) from None
+        s = text.strip(_ASCII_SPACE)
         if math.isinf(x) and s.lower().lstrip("+-") not in ("inf", "infinity"):
             raise InputError(f"scalar {name!r}: {s} does not fit f32 (largest finite {_F32_MAX!r})")
     elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
@@ -349,15 +426,16 @@ def scalar_value(name: str, value: Any) -> np.float32:
 # --------------------------------------------------------------------------
 
 
-def parse_arg_specs(specs: Iterable[str]) -> dict[str, np.ndarray | str]:
+def parse_arg_specs(specs: Iterable[str]) -> dict[str, NpyFile | str]:
     """``NAME=FILE.npy`` / ``NAME=VALUE`` specs (``--arg``) → ``{name:
-    loaded array or value string}``, in order.  A spec whose right-hand side
-    ends in ``.npy`` (any case), or that is not a number but names an
-    existing file, is loaded with :func:`load_npy`; anything else stays a
-    string for :func:`scalar_value`.  Raises
-    :class:`InputError` for a spec without ``=`` or with an empty name or
-    value, a name given twice, or an unreadable file."""
-    out: dict[str, np.ndarray | str] = {}
+    NpyFile or value string}``, in order.  A spec whose right-hand side ends
+    in ``.npy`` (any case), or that is not a number (:data:`NUMBER_SYNTAX`)
+    but names an existing file, is opened with :func:`open_arg_file` (the
+    header only: :func:`read_files` reads the data); anything else stays a
+    string for :func:`scalar_value`.  Raises :class:`InputError` for a spec
+    without ``=`` or with an empty name or value, a name given twice, or a
+    file that is not a readable ``.npy`` file of numbers."""
+    out: dict[str, NpyFile | str] = {}
     for spec in specs:
         name, eq, rhs = spec.partition("=")
         name = name.strip()
@@ -367,96 +445,93 @@ def parse_arg_specs(specs: Iterable[str]) -> dict[str, np.ndarray | str]:
             raise InputError(f"--arg {spec!r}: nothing after '=' (expected NAME=FILE.npy or NAME=VALUE)")
         if name in out:
             raise InputError(f"--arg: {name!r} is given twice")
-        out[name] = load_npy(name, rhs) if _names_a_file(rhs) else rhs
+        out[name] = open_arg_file(name, rhs) if _names_a_file(rhs) else rhs
     return out
 
 
 def _names_a_file(rhs: str) -> bool:
     """Whether ``--arg NAME=rhs`` names a file: it ends in ``.npy`` (any
     case), or it is not a number and a file or directory of that name
-    exists (then :func:`load_npy` says what is wrong with it)."""
+    exists (then :func:`open_arg_file` says what is wrong with it)."""
     if rhs.lower().endswith(".npy"):
         return True
     try:
-        _number(rhs.strip())
+        _number(rhs)
         return False
     except ValueError:
         return os.path.lexists(rhs)
 
 
-def load_npy(name: str, path: str | os.PathLike[str]) -> np.ndarray:
-    """Read one ``.npy`` file (format versions 1-3) for tensor ``name``,
-    never unpickling.  The header is parsed here (``ast.literal_eval``, as
-    numpy does) so that the descriptor ``'<f1'``, which ``np.save`` writes
-    for an ``ml_dtypes.float8_e5m2`` array and numpy itself cannot load, is
-    read as raw ``|V1`` bytes (the tensor's type then says what they are).
-
-    Returns the array (C or Fortran order as stored).  Raises
-    :class:`InputError` (naming ``name`` and the file) for a missing or
-    unreadable file, a file that is not ``.npy`` (an ``.npz`` archive,
-    another format), a corrupt header, a truncated file (its header promises
-    more data than the file holds; checked before anything is allocated),
-    or object arrays (pickled data)."""
+def open_arg_file(name: str, path: str | os.PathLike[str]) -> NpyFile:
+    """The checked header of the ``.npy`` file for input ``name``
+    (:func:`fetchc.npyio.open_npy`).  Raises :class:`InputError` naming
+    ``name`` and the file: missing, unreadable, not ``.npy``, a header out
+    of bounds, truncated, not numbers."""
     where = f"tensor {name!r}: {os.fspath(path)!r}"
     try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-            if head[:4] == b"PK\x03\x04":
-                raise InputError(f"{where} is an .npz archive, not an .npy file")
-            if head[:6] != b"\x93NUMPY" or len(head) < 8:
-                raise InputError(f"{where} is not an .npy file (it does not start with the .npy magic string)")
-            shape, fortran, dtype = _npy_header(f, head[6], where)
-            count = math.prod(shape)
-            need = count * dtype.itemsize
-            have = os.fstat(f.fileno()).st_size - f.tell()
-            if have < need:
-                raise InputError(f"{where} is truncated: its header promises {need} bytes of data, the file holds {have}")
-            data = np.frombuffer(f.read(need), dtype=dtype, count=count) if need else np.empty(0, dtype)
-    except InputError:
-        raise
+        return open_npy(path)
+    except NpyError as err:
+        raise InputError(f"tensor {name!r}: {err}") from None
     except FileNotFoundError:
         raise InputError(f"{where} does not exist") from None
     except IsADirectoryError:
         raise InputError(f"{where} is a directory, not an .npy file") from None
     except OSError as err:
         raise InputError(f"{where} cannot be read: {err.strerror or err}") from None
-    return data.reshape(shape, order="F" if fortran else "C").copy(order="K")
 
 
-_F1 = re.compile(r"^[<>|=]f1$")
+def load_npy(name: str, path: str | os.PathLike[str], max_bytes: int | None = None) -> np.ndarray:
+    """Read one whole ``.npy`` file for input ``name``
+    (:mod:`fetchc.npyio`; never unpickling; ``'<f1'`` is
+    ``ml_dtypes.float8_e5m2``).  Returns the array (C or Fortran order as
+    stored).  Raises :class:`InputError` as :func:`open_arg_file` does, and
+    when the data is more than ``max_bytes``."""
+    f = open_arg_file(name, path)
+    return _read(name, f, max_bytes)
 
 
-def _npy_header(f: Any, major: int, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran_order, dtype)`` from the ``.npy`` header that
-    follows the 8-byte magic and version.  Raises :class:`InputError`."""
-    if major not in (1, 2, 3):
-        raise InputError(f"{where} has .npy format version {major}, which this reader does not know (1 to 3)")
-    size_bytes = f.read(2 if major == 1 else 4)
-    hlen = int.from_bytes(size_bytes, "little")
-    raw = f.read(hlen)
-    if len(size_bytes) < (2 if major == 1 else 4) or len(raw) < hlen:
-        raise InputError(f"{where} has a corrupt .npy header: the file ends inside it")
+def _read(name: str, f: NpyFile, max_bytes: int | None) -> np.ndarray:
     try:
-        d = ast.literal_eval(raw.decode("utf-8" if major == 3 else "latin1"))
-    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError, TypeError):
-        raise InputError(f"{where} has a corrupt .npy header: it is not a Python literal") from None
-    if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
-        raise InputError(f"{where} has a corrupt .npy header: expected the keys descr, fortran_order and shape")
-    shape, fortran, descr = d["shape"], d["fortran_order"], d["descr"]
-    if not (isinstance(shape, tuple) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
-        raise InputError(f"{where} has a corrupt .npy header: shape {shape!r} is not a tuple of sizes")
-    if not isinstance(fortran, bool):
-        raise InputError(f"{where} has a corrupt .npy header: fortran_order {fortran!r} is not a bool")
-    if isinstance(descr, str) and _F1.match(descr):
-        dtype = np.dtype("V1")  # np.save of ml_dtypes.float8_e5m2
-    else:
-        try:
-            dtype = np.lib.format.descr_to_dtype(descr)
-        except (ValueError, TypeError, KeyError, IndexError):
-            raise InputError(f"{where} has an unknown element type {descr!r}") from None
-    if dtype.hasobject:
-        raise InputError(f"{where} holds Python objects (pickled data), which are never loaded; save a numeric array")
-    return shape, fortran, dtype
+        return f.read(max_bytes)
+    except NpyError as err:
+        raise InputError(f"tensor {name!r}: {err}") from None
+    except OSError as err:
+        raise InputError(f"tensor {name!r}: {f.where} cannot be read: {err.strerror or err}") from None
+
+
+def file_bytes(values: Mapping[str, Any], tensors: Mapping[str, TensorSpec]) -> int:
+    """Check every ``.npy`` file of ``values`` against what it is given for
+    (a tensor of ``tensors``: :func:`check_file`; any other name: a scalar,
+    shape ``()``), from its header alone, and return the memory reading them
+    takes: each file's data, plus the canonical array of a tensor when it
+    must be converted (4-bit codes unpacked, bytes swapped).  Raises
+    :class:`InputError`."""
+    total = 0
+    for name, value in values.items():
+        if not isinstance(value, NpyFile):
+            continue
+        spec = tensors.get(name)
+        if spec is None:
+            if value.shape != ():
+                raise InputError(
+                    f"scalar {name!r} (f32) needs one number, got {value.where}, an array of shape "
+                    f"{_shape_str(value.shape)}"
+                )
+            total += value.nbytes
+            continue
+        check_file(spec, value)
+        total += value.nbytes
+        if _form(spec, value.shape, value.dtype) in ("packed", "int8") or not value.dtype.isnative:
+            total += spec.size * np.dtype(spec.elem.np_dtype).itemsize
+    return total
+
+
+def read_files(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every :class:`~fetchc.npyio.NpyFile` replaced by its
+    array (call :func:`file_bytes` and check the memory budget first).
+    Raises :class:`InputError` for a file that cannot be read (or changed
+    since its header was read)."""
+    return {k: _read(k, v, None) if isinstance(v, NpyFile) else v for k, v in values.items()}
 
 
 def check_names(tensors: Mapping[str, TensorSpec], scalars: Sequence[str], given: Iterable[str]) -> None:

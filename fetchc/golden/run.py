@@ -116,10 +116,14 @@ from fetchc.golden.inputs import (
     canonical_values,
     check_names,
     dm_image,
+    file_bytes,
+    image_size,
     packed_bytes,
     place,
+    read_files,
     scalar_value,
 )
+from fetchc.npyio import NpyFile
 from fetchc.seqbin import Kernel, Program, SeqBin, Table
 from fetchc.seqbin import Tensor as ManifestTensor
 from fetchc.target import F32
@@ -133,7 +137,6 @@ __all__ = [
     "sim_images",
     "sim_kernels",
     "simulate_with_args",
-    "write_npz",
 ]
 
 
@@ -200,8 +203,29 @@ def sim_images(sb: SeqBin, values: Mapping[str, Any], program: str | None = None
     """The DM images ``fetchc sim --arg`` runs on: one per kernel of the
     MANIFEST (only the kernel of ``program`` when given), each laid out from
     ``values`` by :func:`kernel_image`.  Names and values are checked as
-    :func:`sim_kernels` checks them."""
-    return [(k, kernel_image(k, values)) for k in sim_kernels(sb, values, program)]
+    :func:`sim_kernels` checks them, memory as :func:`simulate_with_args`
+    does."""
+    kernels = sim_kernels(sb, values, program)
+    values = _read_within_budget(sb, kernels, values, program)
+    return [(k, kernel_image(k, values)) for k in kernels]
+
+
+def _read_within_budget(
+    sb: SeqBin, kernels: Sequence[Kernel], values: Mapping[str, Any], program: str | None
+) -> Mapping[str, Any]:
+    """Check the largest DM image of ``kernels``, the ``.npy`` data of
+    ``values`` still to be read and every output against the memory budget
+    (:func:`fetchc.golden.sim.check_memory`), then read the files and check
+    their values as :func:`sim_kernels` checks in-memory arrays."""
+    tensors = {t.name: tensor_spec(t) for k in kernels for t in k.tensors}
+    input_bytes = file_bytes(values, tensors)
+    image = max((image_size(tensor_spec(t) for t in k.tensors) for k in kernels), default=0)
+    sim.check_memory(sb, image, program, input_bytes=input_bytes)
+    if input_bytes == 0 and not any(isinstance(v, NpyFile) for v in values.values()):
+        return values
+    values = read_files(values)
+    _check_values(kernels, values)
+    return values
 
 
 def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = None) -> list[Kernel]:
@@ -248,13 +272,25 @@ def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = Non
         not_inputs.pop(name, None)
     expected = list(required.values()) + list(optional.values())
     _check_given(expected, scalars, list(values), not_inputs, optional=[*optional, *scalars])
-    for s in scalars:
-        if s in values and s not in required and s not in optional:
-            scalar_value(s, values[s])
-    for t in expected:  # every array checked before any work
-        if t.name in values and packed_bytes(tensor_spec(t), values[t.name]) is None:
-            canonical_values(tensor_spec(t), values[t.name])
+    file_bytes(values, {t.name: tensor_spec(t) for t in expected})  # .npy headers: shape and type
+    _check_values(kernels, values)
     return kernels
+
+
+def _check_values(kernels: Sequence[Kernel], values: Mapping[str, Any]) -> None:
+    """Every given value checked before any work: scalars are numbers,
+    arrays are in an accepted form (:func:`canonical_values`).  ``.npy``
+    files not read yet are skipped (their headers were checked)."""
+    tensors = {t.name: t for k in kernels for t in k.tensors if not t.scratch}
+    for name, value in values.items():
+        if isinstance(value, NpyFile):
+            continue
+        if name in tensors:
+            spec = tensor_spec(tensors[name])
+            if packed_bytes(spec, value) is None:
+                canonical_values(spec, value)
+        elif any(s.name == name for k in kernels for s in k.scalars):
+            scalar_value(name, value)
 
 
 def simulate_with_args(
@@ -273,7 +309,9 @@ def simulate_with_args(
             raise sim.SimError(f"two programs are named {k!r}; results are keyed by program name")
         seen.add(k)
     out: dict[str, np.ndarray] = {}
-    for kernel in sim_kernels(sb, values, program):
+    kernels = sim_kernels(sb, values, program)
+    values = _read_within_budget(sb, kernels, values, program)
+    for kernel in kernels:
         image = kernel_image(kernel, values)  # one image at a time
         for kp in kernel.programs:
             key = keys[kp.index]
@@ -384,6 +422,12 @@ class _Runner:
         inputs, why = self.inputs()
         scalars = [s.name for s in self.kernel.scalars]
         _check_given(inputs, scalars, list(values), why)
+        input_bytes = file_bytes(values, {t.name: tensor_spec(t) for t in inputs})  # .npy headers, nothing read
+        sim.check_memory(
+            self.sb, image_size(tensor_spec(t) for t in self.kernel.tensors), indices=[p.index for p in self.kernel.programs],
+            input_bytes=input_bytes, command="fetchc run",
+        )  # fmt: skip
+        values = read_files(values)
         for t in inputs:  # every value checked before any work
             if packed_bytes(tensor_spec(t), values[t.name]) is None:
                 canonical_values(tensor_spec(t), values[t.name])
@@ -672,14 +716,3 @@ def run_seqbin(
     return runner.run(values)
 
 
-def write_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` as an uncompressed ``.npz`` to ``-o path``: the one
-    place ``fetchc run`` writes ``.npz`` files.  Keys are the names, taken as
-    data (:func:`fetchc.outputs.write_npz`); the path is written as
-    :func:`fetchc.outputs.write_output` writes (atomically for a file: on
-    failure no file is created and an existing one is left as it was; in
-    place for ``-``, ``/dev/stdout``, a pipe).  Raises ``OSError``, and
-    ``ValueError`` for names an ``.npz`` cannot hold."""
-    from fetchc import outputs
-
-    outputs.write_output(path, lambda f: outputs.write_npz(f, arrays))

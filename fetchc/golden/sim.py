@@ -97,7 +97,7 @@ functions :func:`table_lookup_bytes`, :func:`cast_values`,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -170,29 +170,38 @@ def check_output_size(elements: int, itemsize: int, label: str) -> None:
         )
 
 
-def check_memory(sb: SeqBin, dm_bytes: int, program: str | None = None, *, dm_loaded: bool = False) -> None:
+def check_memory(
+    sb: SeqBin,
+    dm_bytes: int,
+    program: str | None = None,
+    *,
+    dm_loaded: bool = False,
+    indices: Iterable[int] | None = None,
+    input_bytes: int = 0,
+    command: str = "fetchc sim",
+) -> None:
     """Raise :class:`SimError` before anything is allocated when the DM image
-    (``dm_bytes``) and the outputs of the programs :func:`simulate` would run
-    (all of them, or the one named ``program``) need more than
-    :func:`output_limit_bytes` together: each program may fit while all of
-    them do not.  ``dm_loaded``: the image is already in memory (it then
-    counts only against an explicit or physical-memory limit, not against
-    the address space left, which already excludes it).  A program whose
-    record is too broken to size is skipped here; running it reports the
-    error."""
+    (``dm_bytes``), the input arrays still to be read (``input_bytes``) and
+    the outputs of the programs that will run (all of them, the one named
+    ``program``, or the PROGRAMS records ``indices``) need more than
+    :func:`output_limit_bytes` together: each may fit while all of them do
+    not.  ``dm_loaded``: the image is already in memory (it then counts only
+    against an explicit or physical-memory limit, not against the address
+    space left, which already excludes it).  A program whose record is too
+    broken to size is skipped here; running it reports the error.
+    ``command`` names the command in the message (``fetchc run``)."""
     limit, from_free_space = _memory_budget()
     if dm_loaded and from_free_space:
         dm_bytes = 0
+    hint = "set FETCHC_SIM_MAX_BYTES to change the limit"
     if dm_bytes > limit:
-        raise SimError(
-            f"the DM image is {dm_bytes} bytes, more than the {limit} bytes fetchc sim may allocate "
-            f"(set FETCHC_SIM_MAX_BYTES to change the limit)"
-        )
+        raise SimError(f"the DM image is {dm_bytes} bytes, more than the {limit} bytes {command} may allocate ({hint})")
+    chosen = None if indices is None else set(indices)
     total = elements = 0
     names: list[str] = []
     for i, prog in enumerate(sb.programs):
         key = program_key(prog, i)
-        if program is not None and key != program:
+        if (program is not None and key != program) or (chosen is not None and i not in chosen):
             continue
         try:
             n = math.prod(prog.limits)
@@ -202,18 +211,22 @@ def check_memory(sb: SeqBin, dm_bytes: int, program: str | None = None, *, dm_lo
         elements += n
         total += n * size
         names.append(key)
-    if names and dm_bytes + total > limit:
-        with_dm = f", which with the {dm_bytes}-byte DM image is" if dm_bytes else ", which is"
-        what = (
-            f"program {names[0]}: its loop nest produces {elements} elements ({total} bytes)"
-            if len(names) == 1
-            else f"the {len(names)} programs produce {elements} elements ({total} bytes) together"
-        )
-        hint = "" if len(names) == 1 else ", or run one program at a time with --program"
-        raise SimError(
-            f"{what}{with_dm} more than the {limit} bytes fetchc sim may "
-            f"allocate (set FETCHC_SIM_MAX_BYTES to change the limit{hint})"
-        )
+    if dm_bytes + input_bytes + total <= limit:
+        return
+    parts = [f"the {dm_bytes}-byte DM image"] if dm_bytes else []
+    if input_bytes:
+        parts.append(f"{input_bytes} bytes of input arrays")
+    if not names:
+        raise SimError(f"{' and '.join(parts)} need more than the {limit} bytes {command} may allocate ({hint})")
+    with_rest = f", which with {' and '.join(parts)} is" if parts else ", which is"
+    what = (
+        f"program {names[0]}: its loop nest produces {elements} elements ({total} bytes)"
+        if len(names) == 1
+        else f"the {len(names)} programs produce {elements} elements ({total} bytes) together"
+    )
+    if len(names) > 1 and command == "fetchc sim":
+        hint += ", or run one program at a time with --program"
+    raise SimError(f"{what}{with_rest} more than the {limit} bytes {command} may allocate ({hint})")
 
 
 def simulate_program(

@@ -24,6 +24,7 @@ from fetchc.golden.inputs import (
     check_names,
     dm_image,
     load_npy,
+    read_files,
     parse_arg_specs,
     place,
     scalar_value,
@@ -81,16 +82,31 @@ def test_own_type_and_raw_bits(elem):
         assert np.array_equal(bits_of(got), raw)
 
 
-@pytest.mark.parametrize("elem", [BF16, F8E4M3FN, F8E5M2, F8E8M0FNU], ids=str)
+@pytest.mark.parametrize("elem", [BF16, F8E4M3FN, F8E8M0FNU], ids=str)
 def test_void_arrays_from_np_save(elem):
+    """np.save writes these ml_dtypes arrays as raw void items ('<V1',
+    '<V2'), which do not say which type wrote them: raw bits of the tensor's
+    type, through np.load and fetchc's reader alike."""
     raw = rand_bits((4, 2), elem.bits // 8, seed=1)
-    forms = [saved_and_loaded(raw.view(OWN[elem]), via_numpy=False)]
-    if elem != F8E5M2:  # np.save writes float8_e5m2 as '<f1', which np.load rejects; load_npy reads it as |V1
-        forms.append(saved_and_loaded(raw.view(OWN[elem])))
-    for loaded in forms:
+    for loaded in (saved_and_loaded(raw.view(OWN[elem]), via_numpy=False), saved_and_loaded(raw.view(OWN[elem]))):
         assert loaded.dtype.kind == "V" and loaded.dtype.itemsize == elem.bits // 8  # raw void items
         got = canonical_values(TensorSpec("t", elem, (4, 2)), loaded)
         assert got.dtype == np.dtype(OWN[elem]) and np.array_equal(bits_of(got), raw)
+
+
+def test_e5m2_files_keep_their_type():
+    """Issue 17 item 2: np.save writes float8_e5m2 as '<f1' (its own
+    descriptor): read as float8_e5m2, so given for an f8E4M3FN tensor it is
+    a type error (as the same array is in Python), never raw bits (1.0 in
+    e5m2, 0x3C, is 1.5 in e4m3fn)."""
+    one = np.ones((4, 2), ml_dtypes.float8_e5m2)
+    loaded = saved_and_loaded(one, via_numpy=False)
+    assert loaded.dtype == np.dtype(ml_dtypes.float8_e5m2)
+    assert np.array_equal(bits_of(canonical_values(TensorSpec("t", F8E5M2, (4, 2)), loaded)), bits_of(one))
+    for elem in (F8E4M3FN, F8E8M0FNU):
+        for given in (loaded, one):
+            with pytest.raises(InputError, match=r"got an array of shape \(4, 2\) and dtype float8_e5m2"):
+                canonical_values(TensorSpec("t", elem, (4, 2)), given)
 
 
 def test_np_load_cannot_read_e5m2_files_but_load_npy_can():
@@ -250,7 +266,8 @@ def test_parse_arg_specs(tmp_path: pathlib.Path):
     np.save(tmp_path / "w.npy", w)
     got = parse_arg_specs([f"w={tmp_path / 'w.npy'}", "g=0.5", "h = 1e-3"])
     assert list(got) == ["w", "g", "h"]
-    assert np.array_equal(got["w"], w) and got["g"] == "0.5" and got["h"] == " 1e-3"
+    assert got["w"].shape == (2, 3) and got["w"].dtype == np.float32  # the header: the data is read later
+    assert np.array_equal(read_files(got)["w"], w) and got["g"] == "0.5" and got["h"] == " 1e-3"
 
 
 @pytest.mark.parametrize(
@@ -313,7 +330,7 @@ def test_load_npy_huge_header_is_not_allocated(tmp_path: pathlib.Path):
 def test_ml_dtypes_file_round_trip(tmp_path: pathlib.Path):
     a = rand_bits((4, 16), 2, seed=3).view(ml_dtypes.bfloat16)
     np.save(tmp_path / "a.npy", a)
-    loaded = parse_arg_specs([f"a={tmp_path / 'a.npy'}"])["a"]
+    loaded = read_files(parse_arg_specs([f"a={tmp_path / 'a.npy'}"]))["a"]
     got = canonical_values(TensorSpec("a", BF16, (4, 16)), loaded)
     assert np.array_equal(bits_of(got), bits_of(a))
 
@@ -477,13 +494,13 @@ def test_arg_spec_file_without_npy_suffix(tmp_path):
     import numpy as np
     import pytest
 
-    from fetchc.golden.inputs import InputError, parse_arg_specs
+    from fetchc.golden.inputs import InputError, parse_arg_specs, read_files
 
     a = np.arange(6, dtype=np.uint8).reshape(2, 3)
     np.save(tmp_path / "w.npy", a)
     (tmp_path / "w.npy").rename(tmp_path / "wfile")
     (tmp_path / "empty").write_bytes(b"")
-    got = parse_arg_specs([f"w={tmp_path / 'wfile'}", "g=0.5", "h=nofile-here"])
+    got = read_files(parse_arg_specs([f"w={tmp_path / 'wfile'}", "g=0.5", "h=nofile-here"]))
     assert np.array_equal(got["w"], a) and got["g"] == "0.5" and got["h"] == "nofile-here"
     with pytest.raises(InputError, match="is not an .npy file"):
         parse_arg_specs([f"w={tmp_path / 'empty'}"])

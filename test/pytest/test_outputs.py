@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fetchc import outputs
+from fetchc import npyio, outputs
 from fetchc.seqbin import SeqBin, write
 
 from samples import DECODE, i8_program
@@ -239,7 +239,7 @@ def test_write_output_to_a_pipe_descriptor_in_process(sim_files):
     t = threading.Thread(target=reader)
     t.start()
     try:
-        outputs.write_output(f"/proc/self/fd/{wfd}", lambda f: outputs.write_npy(f, expected(dm, 0)))
+        outputs.write_output(f"/proc/self/fd/{wfd}", lambda f: npyio.write_npy(f, expected(dm, 0)))
     finally:
         os.close(wfd)
         t.join(60)
@@ -342,12 +342,230 @@ def test_npz_names_numpy_would_confuse_are_an_error(tmp_path, capsys):
 def test_write_npz_is_deterministic_and_loadable_from_a_stream():
     arrays = {"file": np.arange(6, dtype=np.int8).reshape(2, 3), "allow_pickle": np.ones(3, np.float32)}
     a, b = io.BytesIO(), io.BytesIO()
-    outputs.write_npz(a, arrays)
-    outputs.write_npz(outputs._StreamWriter(fileobj=b), arrays)  # non-seekable: data descriptors
+    npyio.write_npz(a, arrays)
+    npyio.write_npz(outputs._StreamWriter(fileobj=b), arrays)  # non-seekable: data descriptors
     for buf in (a, b):
         with np.load(io.BytesIO(buf.getvalue()), allow_pickle=False) as z:
             assert list(z.files) == ["file", "allow_pickle"]
             assert np.array_equal(z["file"], arrays["file"]) and z["allow_pickle"].dtype == np.float32
     c = io.BytesIO()
-    outputs.write_npz(c, arrays)
+    npyio.write_npz(c, arrays)
     assert c.getvalue() == a.getvalue()
+
+
+# --------------------------------------------------------------------------
+# Issue 17 items 4-7, 11: lost, clobbered or misdirected output
+# --------------------------------------------------------------------------
+
+
+def _big_kernel(n: int = 40) -> str:
+    return "".join(DECODE.replace("@decode", f"@decode{i}") for i in range(n))
+
+
+def _file_size_limited(blocks: int):
+    """A preexec_fn: ``ulimit -f`` of ``blocks`` KiB with SIGXFSZ ignored, so
+    a write past it is short (then EFBIG), as on a full disk."""
+    import resource
+    import signal
+
+    def setup():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (blocks * 1024, blocks * 1024))
+
+    return setup
+
+
+@pytest.mark.parametrize("argv", [["big.mlir"], ["big.mlir", "--emit=seq"], ["dis", "big.bin"]],
+                         ids=["bin", "seq", "dis"])
+def test_short_write_to_stdout_is_an_error(tmp_path, argv):
+    """Item 4: ``fetchc big.mlir > file`` on a full disk: the stdout writer
+    took a short write for success (exit 0, the file cut at the disk's size)."""
+    (tmp_path / "big.mlir").write_text(_big_kernel())
+    assert run(["big.mlir", "-o", "big.bin"], tmp_path).returncode == 0
+    with open(tmp_path / "out", "wb") as out:
+        r = run(argv, tmp_path, stdout=out, stderr=subprocess.PIPE, preexec_fn=_file_size_limited(4))
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert err.startswith("error: cannot write '-': File too large"), err
+    assert (tmp_path / "out").stat().st_size == 4096  # what fit before the limit
+
+
+def test_short_write_to_a_file_leaves_nothing(tmp_path):
+    (tmp_path / "big.mlir").write_text(_big_kernel())
+    r = run(["big.mlir", "-o", "big.bin"], tmp_path, capture_output=True, preexec_fn=_file_size_limited(4))
+    assert r.returncode == 1 and b"error: cannot write 'big.bin': File too large" in r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["big.mlir"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_device_is_an_error(sim_files):
+    tmp, _ = sim_files
+    for argv in (["k.mlir", "-o", "/dev/full"], ["sim", "p.bin", "--dm", "dm.bin", "-o", "/dev/full"]):
+        r = run(argv, tmp, capture_output=True)
+        assert r.returncode == 1 and b"No space left on device" in r.stderr, r.stderr
+
+
+SLOW_WRITER = """
+import os, sys, time
+import fetchc.outputs as o
+real = o._write_all_fd
+def slow(fd, data):
+    real(fd, bytes(data[:1]))
+    open(os.environ["READY"], "w").close()
+    time.sleep(60)
+o._write_all_fd = slow
+from fetchc.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_signal_while_writing_leaves_no_temporary_file(sim_files, sig):
+    """Item 5: a signal while ``-o FILE`` is written removed nothing: the
+    ``.fetchc-<pid>-<random>.tmp`` file stayed.  The writer is slowed down
+    (it writes one byte, then sleeps) so the signal comes mid-write."""
+    import signal as signal_mod
+
+    tmp, _ = sim_files
+    ready = tmp / "ready"
+    p = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, "sim", "p.bin", "--dm", "dm.bin", "-o", "out.npz"],
+                         cwd=tmp, stderr=subprocess.PIPE, env=dict(os.environ, READY=str(ready)))
+    deadline = time.time() + 120
+    while not ready.exists():
+        assert time.time() < deadline and p.poll() is None, p.stderr.read()
+        time.sleep(0.05)
+    assert [n for n in os.listdir(tmp) if n.startswith(".fetchc-")]  # the temporary file is there
+    p.send_signal(getattr(signal_mod, sig))
+    rc = p.wait(60)
+    err = p.stderr.read().decode()
+    if sig == "SIGINT":
+        assert rc == 1 and err == "error: interrupted\n", (rc, err)
+    else:
+        assert rc == -getattr(signal_mod, sig), (rc, err)  # ended by the signal, as without fetchc's handler
+    assert sorted(os.listdir(tmp)) == ["dm.bin", "k.mlir", "p.bin", "ready"]
+
+
+@pytest.mark.parametrize(
+    "argv,out",
+    [
+        (["k.mlir", "-o", "k.mlir"], "k.mlir"),
+        (["k.mlir", "--emit=mlir", "-o", "./sub/../k.mlir"], "k.mlir"),
+        (["link.mlir", "--emit=mlir", "-o", "k.mlir"], "k.mlir"),
+        (["dis", "p.bin", "-o", "p.bin"], "p.bin"),
+        (["sim", "p.bin", "--dm", "dm.bin", "-o", "dm.bin"], "dm.bin"),
+        (["sim", "p.bin", "--dm", "dm.bin", "-o", "p.bin"], "p.bin"),
+        (["run", "k.mlir", "--arg", "w=w.npy", "-o", "w.npy"], "w.npy"),
+        (["run", "k.mlir", "--arg", "w=w.npy", "-o", "k.mlir"], "k.mlir"),
+    ],
+)
+def test_output_that_is_an_input_is_refused(sim_files, argv, out):
+    """Item 6: ``fetchc k.mlir -o k.mlir`` overwrote its input, exit 0.
+    Compared by device and inode: other spellings and symlinks too."""
+    tmp, _ = sim_files
+    (tmp / "sub").mkdir()
+    (tmp / "link.mlir").symlink_to("k.mlir")
+    np.save(tmp / "w.npy", np.zeros((64, 8), np.uint8))
+    before = {n: (tmp / n).read_bytes() for n in ("k.mlir", "p.bin", "dm.bin", "w.npy")}
+    r = run(argv, tmp, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "refusing to write to" in r.stderr and "an input file of this command" in r.stderr, r.stderr
+    assert {n: (tmp / n).read_bytes() for n in before} == before
+    assert not [n for n in os.listdir(tmp) if n.startswith(".fetchc-")]
+
+
+def test_stdout_redirected_to_the_input_is_refused(sim_files):
+    tmp, _ = sim_files
+    before = (tmp / "k.mlir").read_bytes()
+    with open(tmp / "k.mlir", "ab") as out:
+        r = run(["k.mlir", "--emit=mlir"], tmp, stdout=out, stderr=subprocess.PIPE)
+    assert r.returncode == 1 and b"refusing to write to standard output" in r.stderr
+    assert (tmp / "k.mlir").read_bytes() == before
+
+
+def _on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    """Run fetchc with stdout on a pseudo-terminal; return the exit status,
+    what reached the terminal, and stderr."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(FETCHC + argv, cwd=cwd, stdout=slave, stderr=subprocess.PIPE,
+                             env=dict(os.environ, FETCHC_TTY=os.ttyname(slave)))
+        os.close(slave)
+        err = p.stderr.read()
+        rc = p.wait(120)
+        seen = b""
+        while True:
+            import select as select_mod
+
+            ready, _, _ = select_mod.select([master], [], [], 0.2)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+    return rc, seen, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sim", "p.bin", "--dm", "dm.bin", "-o", "/dev/stdout"],
+        ["sim", "p.bin", "--dm", "dm.bin", "-o", "-"],
+        ["sim", "p.bin", "--dm", "dm.bin", "--program", "a/0", "-o", "/dev/fd/1"],
+        ["run", "k.mlir", "--arg", "w=w.npy", "-o", "-"],
+        ["k.mlir", "-o", "/dev/stdout"],
+        ["k.mlir", "-o", "/proc/self/fd/1"],
+    ],
+)
+def test_binary_output_to_a_terminal_is_refused(sim_files, argv):
+    """Item 7: ``sim``/``run -o /dev/stdout`` or ``-o -`` wrote binary data to
+    the terminal (a bare ``fetchc x.mlir`` already refused)."""
+    tmp, _ = sim_files
+    np.save(tmp / "w.npy", np.zeros((64, 8), np.uint8))
+    rc, seen, err = _on_a_terminal(argv, tmp)
+    assert rc == 1 and b"refusing to write" in err and b"to a terminal" in err, err
+    assert seen == b""
+
+
+def test_binary_output_to_a_terminal_named_by_path_is_refused(sim_files):
+    import pty
+
+    tmp, _ = sim_files
+    master, slave = pty.openpty()
+    try:
+        r = run(["sim", "p.bin", "--dm", "dm.bin", "-o", os.ttyname(slave)], tmp, capture_output=True)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert r.returncode == 1 and b"refusing to write .npz data to a terminal" in r.stderr, r.stderr
+
+
+def test_text_output_to_a_terminal_is_written(sim_files):
+    tmp, _ = sim_files
+    rc, seen, err = _on_a_terminal(["dis", "p.bin", "-o", "/dev/stdout"], tmp)
+    assert rc == 0 and b"seq.bin version" in seen, err
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a/../../b", "./x", "a//b", "a\\b", "C:x"])
+def test_npz_member_names_that_escape_the_directory_are_refused(tmp_path, name):
+    """Item 11: program names became .npz member names as they were: an
+    unzip of the output would write ``../../x.npy`` outside its directory."""
+    dm = bytes(range(256))
+    sb = SeqBin((), (i8_program(name, 0), i8_program("ok", 64)))
+    (tmp_path / "p.bin").write_bytes(write(sb))
+    (tmp_path / "dm.bin").write_bytes(dm)
+    r = run(["sim", "p.bin", "--dm", "dm.bin", "-o", "out.npz"], tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "cannot be a .npz key" in r.stderr, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["dm.bin", "p.bin"]
+    with pytest.raises(ValueError, match="cannot be a .npz key"):
+        npyio.npz_member_names([name])
+    # run alone, the program is an .npy: its name is no file name
+    r = run(["sim", "p.bin", "--dm", "dm.bin", "--program", name, "-o", "one.npy"], tmp_path, capture_output=True)
+    assert r.returncode == 0 and np.array_equal(np.load(tmp_path / "one.npy"), expected(dm, 0))

@@ -26,12 +26,15 @@ Spec: ir.md §4 (the default pipeline), §5 (``fetchc run``), seqbin.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from fetchc import compile_cache
+from fetchc.compile_cache import KernelCache
 from fetchc.diagnostics import DiagnosticError
 from fetchc.seqbin import Program, SeqBin, Table
 
@@ -50,14 +53,27 @@ class CompileResult:
     emitter wrote the bytes from, equal to ``fetchc.seqbin.read(seq_bin)``;
     :attr:`programs`, :attr:`tables` and :meth:`program` read it.
     ``module``: the residual IR after the pipeline (``fetch_seq.table`` /
-    ``fetch_seq.program`` ops and the downstream ``rngd`` ops)."""
+    ``fetch_seq.program`` ops and the downstream ``rngd`` ops); when the
+    bytes came from the kernel compile cache it is computed on first use, by
+    an uncached compile of the same input (which must give the same bytes,
+    else ``RuntimeError``)."""
 
     seq_bin: bytes
     """The ``seq.bin`` file's bytes (seqbin.md): the primary result."""
     seqbin: SeqBin
     """The decoded model of :attr:`seq_bin` (``fetchc.seqbin.read(seq_bin)``)."""
-    module: ModuleOp
-    """The residual IR after the pipeline."""
+    _module: ModuleOp | Callable[[], tuple[bytes, ModuleOp]] = field(repr=False)
+
+    @property
+    def module(self) -> ModuleOp:
+        """The residual IR after the pipeline."""
+        if isinstance(self._module, ModuleOp):
+            return self._module
+        data, module = self._module()
+        if data != self.seq_bin:
+            raise RuntimeError("fetchc bug: the kernel compile cache gave other bytes than a compile (FETCHC_NO_CACHE=1 avoids it)")
+        object.__setattr__(self, "_module", module)
+        return module
 
     @property
     def programs(self) -> tuple[Program, ...]:
@@ -86,34 +102,62 @@ class CompileResult:
         return print_module(self.module)
 
 
-def compile(module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeline: str | None = None) -> CompileResult:
+_CACHE: KernelCache | None = None
+
+
+def compile(
+    module_or_text: ModuleOp | str, *, filename: str = "<input>", pipeline: str | None = None, cache: bool | None = None
+) -> CompileResult:
     """Compile MLIR text, or a ``builtin.module`` built in memory (which is
     modified in place), to ``seq.bin``.
 
     ``pipeline`` overrides the default ``fetch-route-sub-decode,
     fetch-place-dm, fetch-legalize-convert, fetch-split-scaling,
-    fetch-to-seq`` (xdsl-opt syntax); it must reach the ``fetch_seq`` dialect.  Raises :class:`fetchc.diagnostics.DiagnosticError`
+    fetch-to-seq`` (xdsl-opt syntax); it must reach the ``fetch_seq`` dialect.
+    Text goes through the in-process kernel compile cache
+    (:mod:`fetchc.compile_cache`: each distinct kernel is compiled once,
+    bytes identical to an uncached compile) unless ``cache=False`` or
+    ``FETCHC_NO_CACHE=1``.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
     (render them with :func:`fetchc.diagnostics.render_all`)."""
-    from fetchc.frontend.context import shared_context
-    from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
-    from fetchc.seqbin.emit import emit_seqbin
-    from fetchc.frontend.parsing import parse_module
+    from fetchc.driver import DEFAULT_PIPELINE
     from fetchc.process import gc_paused
 
     if not isinstance(module_or_text, (str, ModuleOp)):
         raise TypeError(
             f"fetchc.compile takes MLIR text (str) or a builtin.module (ModuleOp), not {type(module_or_text).__name__}"
         )
+    spec = ",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline
     with gc_paused():  # a compile makes little cyclic garbage: see fetchc.process.gc_paused
-        ctx = shared_context()
-        module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
-        passes = parse_pipeline(",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline)
-        result = run_pipeline(module, ctx, passes)
-        if not result.ok:
-            raise DiagnosticError(result.diagnostics)
-        sb, data = emit_seqbin(module)
-    return CompileResult(seq_bin=data, seqbin=sb, module=module)
+        if isinstance(module_or_text, str) and (compile_cache.enabled() if cache is None else cache):
+            global _CACHE
+            _CACHE = _CACHE or KernelCache()
+            text = module_or_text
+            got = _CACHE.compile(text, filename, spec, lambda t: compile_uncached(t, filename, spec)[:3])
+            if got is not None:
+                sb, data = got
+                lazy = lambda: compile_uncached(text, filename, spec)[1::2]  # noqa: E731
+                return CompileResult(seq_bin=data, seqbin=sb, _module=lazy)
+        sb, data, _, module = compile_uncached(module_or_text, filename, spec)
+    return CompileResult(seq_bin=data, seqbin=sb, _module=module)
+
+
+def compile_uncached(module_or_text: ModuleOp | str, filename: str, pipeline: str) -> tuple[SeqBin, bytes, list, ModuleOp]:
+    """Parse (text), verify, run ``pipeline`` and serialise, without any
+    cache: ``(SeqBin, bytes, warnings and remarks, residual module)``.
+    Raises :class:`DiagnosticError` for any error."""
+    from fetchc.driver import parse_pipeline, run_pipeline
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+    from fetchc.seqbin.emit import emit_seqbin
+
+    ctx = shared_context()
+    module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
+    result = run_pipeline(module, ctx, parse_pipeline(pipeline))
+    if not result.ok:
+        raise DiagnosticError(result.diagnostics)
+    sb, data = emit_seqbin(module)
+    return sb, data, list(result.diagnostics), module
 
 
 def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: Any) -> dict[str, numpy.ndarray]:

@@ -35,8 +35,6 @@ from collections.abc import Callable
 from fetchc import __version__
 from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.escape import printable
-from fetchc.frontend.render import SourceManager, render_all
-from fetchc.frontend.verify_diagnostics import check_expected
 from fetchc.process import (
     ResourceExhausted,
     call_with_deep_stack,
@@ -86,6 +84,10 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--mlir-print-debuginfo", action="store_true",
         help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --print-op-generic",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true",
+        help="do not use the kernel compile cache (FETCHC_NO_CACHE=1 does the same; see docs/cli.md)",
     )
     p.add_argument("--version", action="version", version=f"fetchc {__version__}")
     return p
@@ -157,21 +159,62 @@ def _write(path: str, data, inputs: list, binary: str | None = None, hint: str =
 
 
 def main_compile(argv: list[str]) -> int:
-    from fetchc.frontend.context import shared_context
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
-    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
-
     args = _compile_parser().parse_args(argv)
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         data = _read_input(args.input)
     except OSError as e:
         return _error(f"cannot read '{args.input}': {e.strerror or e}")
-    inputs = _identities([args.input])
-    binary = "seq.bin" if args.emit == "bin" else None
-    hint = ", or --emit=mlir / --emit=seq"
-    if not args.verify_diagnostics and _refused(args.output, inputs, binary, hint):
+    dest = (_identities([args.input]), "seq.bin" if args.emit == "bin" else None, ", or --emit=mlir / --emit=seq")
+    if not args.verify_diagnostics and _refused(args.output, *dest):
         return 1
+    repeat = _plain_compile(args)
+    if repeat is not None:  # an exact repeat of an earlier compile: answered before importing xDSL
+        from fetchc.compile_cache import whole_get
+
+        found = whole_get(data, filename, repeat)
+        if found is not None:
+            return _write(args.output, found, *dest)
+    status = _compile(args, data, filename, dest)
+    if status == 0 and repeat is not None and _LAST_CLEAN is not None:
+        from fetchc.compile_cache import whole_put
+
+        whole_put(data, filename, repeat, _LAST_CLEAN)
+    return status
+
+
+_LAST_CLEAN: bytes | None = None
+"""The seq.bin of the last compile that printed no diagnostic (for the
+whole-input cache)."""
+
+
+def _plain_compile(args) -> str | None:
+    """The pipeline key of a compile the kernel compile cache may serve
+    (``--emit=bin`` without printing or checking options, the cache on), or
+    None."""
+    from fetchc import compile_cache
+
+    plain = args.emit == "bin" and not (
+        args.verify_diagnostics or args.print_ir_after_all or args.verify_each or args.no_cache
+        or args.split_input_file
+    )
+    if not plain or not compile_cache.enabled():
+        return None
+    return "<default>" if args.passes is None else args.passes
+
+
+def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
+    """The compile proper (after reading the input): parse, verify, run the
+    pipeline, emit, write ``-o`` (``dest``: the arguments of :func:`_write`
+    after the data); diagnostics on stderr.  Returns the exit status."""
+    global _LAST_CLEAN
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
+    from fetchc.frontend.render import SourceManager, render_all
+    from fetchc.frontend.verify_diagnostics import check_expected
+
+    _LAST_CLEAN = None
 
     sources = SourceManager()
     try:
@@ -189,10 +232,14 @@ def main_compile(argv: list[str]) -> int:
     chunks = split_input_file(text) if args.split_input_file else [(text, 0)]
     if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
         return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
+    cached = _from_cache(args, text, filename, passes_spec) if len(chunks) == 1 else None
+    if cached is not None:
+        _LAST_CLEAN = cached
+        return _write(args.output, cached, *dest)
 
     ctx = shared_context()
     outputs: list[bytes] = []
-    failed = False
+    failed = printed = False
     for chunk, offset in chunks:
         diags: list[Diagnostic] = []
         module = None
@@ -223,13 +270,32 @@ def main_compile(argv: list[str]) -> int:
                 sys.stderr.write(render_all(failures, sources))
         elif diags:
             sys.stderr.write(render_all(diags, sources))
+            printed = True
             if any(d.severity == "error" for d in diags):
                 failed = True
     if failed:
         return 1
     if args.verify_diagnostics:
         return 0
-    return _write(args.output, b"// -----\n".join(outputs), inputs, binary, hint)
+    data = b"// -----\n".join(outputs)
+    if not printed:
+        _LAST_CLEAN = data
+    return _write(args.output, data, *dest)
+
+
+def _from_cache(args, text: str, filename: str, passes_spec: str) -> bytes | None:
+    """The ``seq.bin`` of a plain compile from the kernel compile cache
+    (:mod:`fetchc.compile_cache`, on disk), or None (compile normally): only
+    for ``--emit=bin`` without printing or checking options."""
+    from fetchc import compile_cache
+
+    if _plain_compile(args) is None:
+        return None
+    from fetchc.api import compile_uncached
+
+    cache = compile_cache.KernelCache(disk=True)
+    got = cache.compile(text, filename, passes_spec, lambda t: compile_uncached(t, filename, passes_spec)[:3])
+    return None if got is None else got[1]
 
 
 def _pass_prints_to_stderr(output: str):

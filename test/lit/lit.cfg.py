@@ -41,6 +41,8 @@ config.environment["PATH"] = os.pathsep.join([bindir, config.environment.get("PA
 config.environment["PYTHONHASHSEED"] = os.environ.get("PYTHONHASHSEED", "0")
 # Every compile verifies the whole module after every pass (--verify-each).
 config.environment["FETCHC_VERIFY_EACH"] = os.environ.get("FETCHC_VERIFY_EACH", "1")
+# Every compile is a real one: no kernel compile cache (tested in test_compile_cache.py).
+config.environment["FETCHC_NO_CACHE"] = os.environ.get("FETCHC_NO_CACHE", "1")
 for var in ("HOME", "TMPDIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

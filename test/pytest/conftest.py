@@ -16,3 +16,8 @@ if str(SUPPORT) not in sys.path:
 import os  # noqa: E402
 
 os.environ.setdefault("FETCHC_VERIFY_EACH", "1")
+
+# The kernel compile cache is off in the tests (each compile is a real one,
+# and a monkeypatched compiler is never answered from the cache); the tests
+# of the cache turn it on explicitly (test_compile_cache.py).
+os.environ.setdefault("FETCHC_NO_CACHE", "1")

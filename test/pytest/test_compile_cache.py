@@ -1,0 +1,266 @@
+"""The kernel compile cache (fetchc/compile_cache.py, issue 16 item 4): every
+cached compile gives exactly the bytes of an uncached one, cold and warm, in
+process and on disk; kernels identical apart from names compile once; names
+and locations are those of the input being compiled; bad, foreign or stale
+entries are ignored; the cache is bounded and can be turned off."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fetchc
+from fetchc import api, compile_cache
+from fetchc.compile_cache import KernelCache
+from fetchc.diagnostics import DiagnosticError
+from fetchc.textlayout import layout
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
+CORPUS = sorted((ROOT / "test" / "fuzz-corpus" / "mlir").glob("*.mlir"))
+LIT = sorted(p for p in (ROOT / "test" / "lit").rglob("*.mlir") if "Output" not in p.parts)
+SPEC = "fetch-route-sub-decode,fetch-place-dm,fetch-legalize-convert,fetch-split-scaling,fetch-to-seq"
+
+sys.path.insert(0, str(ROOT / "tools"))
+from bench_compile import distinct_module, model_module  # noqa: E402
+
+
+def _uncached(text: str, name: str):
+    return api.compile_uncached(text, name, SPEC)[:3]
+
+
+def _outcome(fn):
+    """``("ok", bytes)`` or ``("error", [messages with locations])``."""
+    try:
+        return "ok", fn()
+    except DiagnosticError as e:
+        return "error", [(d.severity, d.message, d.loc) for d in e.diagnostics]
+
+
+def _cached(cache: KernelCache, text: str, name: str) -> bytes | None:
+    got = cache.compile(text, name, SPEC, lambda t: _uncached(t, name))
+    return None if got is None else got[1]
+
+
+@pytest.mark.parametrize("path", [*EXAMPLES, *CORPUS, *LIT], ids=lambda p: str(p.relative_to(ROOT)))
+def test_cached_bytes_equal_uncached_cold_and_warm(path):
+    text = path.read_text(errors="surrogateescape")
+    plain = _outcome(lambda: fetchc.compile(text, filename=path.name, cache=False).seq_bin)
+    cache = KernelCache()
+    for _round in ("cold", "warm"):
+        cache._inputs.clear()  # not the whole-input memo: the kernel fragments
+        got = _outcome(lambda: _cached(cache, text, path.name))
+        if got == ("ok", None):  # not an input the cache handles: fetchc.compile compiles it normally
+            assert layout(text) is None or plain[0] == "error"
+            continue
+        assert got == plain
+    via_api = _outcome(lambda: fetchc.compile(text, filename=path.name, cache=True).seq_bin)
+    assert via_api == plain
+
+
+def test_the_examples_go_through_the_cache():
+    """Most examples are inputs the cache handles (a regression to 'never
+    cached' would make the test above vacuous)."""
+    handled = [p.name for p in EXAMPLES if layout(p.read_text()) is not None]
+    assert len(handled) == len(EXAMPLES), handled
+
+
+def _rename(text: str, rng: random.Random) -> str:
+    """The same kernels with other SSA and function names (of other lengths),
+    other indentation and extra comment lines: what differs only in names
+    and locations."""
+    names = {n: f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v" for n in set(re.findall(r"%(\w+)", text))}
+    names = {k: v for k, v in names.items() if not k.isdigit()}
+    funcs = {f: f"{f}_{rng.randrange(1000)}" for f in re.findall(r"func\.func @(\w+)", text)}
+    out = re.sub(r"%(\w+)", lambda m: "%" + names.get(m.group(1), m.group(1)), text)
+    out = re.sub(r"@(\w+)", lambda m: "@" + funcs.get(m.group(1), m.group(1)), out)
+    lines = []
+    for line in out.splitlines():
+        if rng.random() < 0.2:
+            lines.append("// " + "padding " * rng.randrange(4))
+        lines.append(" " * rng.randrange(3) + line if line.strip().startswith("%") else line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_renamed_kernels_hit_and_get_their_own_names_and_locations(seed):
+    rng = random.Random(seed)
+    cache = KernelCache()
+    for path in EXAMPLES:
+        text = path.read_text()
+        _cached(cache, text, path.name)
+        other = _rename(text, rng)
+        misses = cache.misses
+        got = _cached(cache, other, "renamed.mlir")
+        assert cache.misses == misses, f"{path.name}: a renamed kernel missed"
+        assert got == fetchc.compile(other, filename="renamed.mlir", cache=False).seq_bin, path.name
+
+
+def test_identical_kernels_in_one_module_compile_once():
+    text, _ = model_module(32)
+    cache = KernelCache()
+    got = _cached(cache, text, "model.mlir")
+    assert (cache.hits, cache.misses) == (0, 3)  # q/k/v/o, gate/up, down
+    assert got == fetchc.compile(text, filename="model.mlir", cache=False).seq_bin
+
+
+def test_distinct_kernels_all_miss_and_still_agree():
+    text, _ = distinct_module(60, seed=3)
+    cache = KernelCache()
+    got = _cached(cache, text, "d.mlir")
+    assert cache.misses == len(layout(text).functions) and cache.hits == 0
+    assert got == fetchc.compile(text, filename="d.mlir", cache=False).seq_bin
+
+
+def test_a_partial_hit_compiles_only_the_new_kernel(monkeypatch):
+    a = (ROOT / "examples" / "int8_zero_point_contract.mlir").read_text()
+    b = (ROOT / "examples" / "transpose_nchw_to_whcn.mlir").read_text()
+    cache = KernelCache()
+    _cached(cache, a, "a.mlir")
+    compiled: list[str] = []
+    both = a + "\n" + b
+
+    def counting(text, name):
+        compiled.append(text)
+        return _uncached(text, name)
+
+    got = cache.compile(both, "ab.mlir", SPEC, lambda t: counting(t, "ab.mlir"))[1]
+    assert got == fetchc.compile(both, filename="ab.mlir", cache=False).seq_bin
+    assert len(compiled) == 1 and "func.func @gemm_i8" not in compiled[0] and "func.func @nchw_to_whcn" in compiled[0]
+    assert len(compiled[0]) == len(both)  # blanked, not cut: same lines and columns
+
+
+def test_an_error_is_the_uncached_compiles_error():
+    good = (ROOT / "examples" / "int8_zero_point_contract.mlir").read_text()
+    bad = good.replace("fetch.zp_sub %xs, -3", "fetch.zp_sub %xs, 300")
+    assert bad != good
+    cache = KernelCache()
+    _cached(cache, good, "k.mlir")
+    assert _outcome(lambda: fetchc.compile(bad, filename="k.mlir", cache=True).seq_bin) == _outcome(
+        lambda: fetchc.compile(bad, filename="k.mlir", cache=False).seq_bin
+    )
+    assert _outcome(lambda: _cached(cache, bad, "k.mlir")) == ("ok", None)
+
+
+def test_warnings_are_never_cached(monkeypatch):
+    from fetchc.diagnostics import Diagnostic
+
+    text = (ROOT / "examples" / "tiling_read.mlir").read_text()
+    cache = KernelCache()
+
+    def warns(t):
+        sb, data, _ = _uncached(t, "t.mlir")
+        return sb, data, [Diagnostic("warning", "something to say")]
+
+    assert cache.compile(text, "t.mlir", SPEC, warns) is None
+    assert cache._memory == {} and cache._inputs == {}
+
+
+def test_the_in_process_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(compile_cache, "MEMORY_ENTRIES", 3)
+    monkeypatch.setattr(compile_cache, "MEMORY_INPUTS", 2)
+    cache = KernelCache()
+    for path in EXAMPLES:
+        _cached(cache, path.read_text(), path.name)
+    assert len(cache._memory) == 3 and len(cache._inputs) == 2
+
+
+def test_compile_result_module_of_a_cached_compile_is_the_real_one():
+    text = (ROOT / "examples" / "nvfp4_dequant_f32.mlir").read_text()
+    fetchc.compile(text, filename="n.mlir", cache=True)
+    hit = fetchc.compile(text, filename="n.mlir", cache=True)
+    plain = fetchc.compile(text, filename="n.mlir", cache=False)
+    assert hit.mlir == plain.mlir and hit.seq_bin == plain.seq_bin
+
+
+def test_fetchc_no_cache_turns_it_off(monkeypatch):
+    monkeypatch.setenv("FETCHC_NO_CACHE", "1")
+    api._CACHE = None
+    fetchc.compile((ROOT / "examples" / "tiling_read.mlir").read_text(), filename="t.mlir")
+    assert api._CACHE is None
+
+
+# ---------------------------------------------------------------- on disk
+
+
+def _fetchc(args, cache_dir, *, no_cache=False):
+    env = dict(os.environ, FETCHC_CACHE_DIR=str(cache_dir))
+    env.pop("FETCHC_NO_CACHE", None)
+    if no_cache:
+        env["FETCHC_NO_CACHE"] = "1"
+    return subprocess.run([sys.executable, "-m", "fetchc.cli", *args], env=env, capture_output=True)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_the_command_cold_and_warm_gives_the_uncached_bytes(path, tmp_path):
+    cache = tmp_path / "cache"
+    outs = []
+    for run in ("plain", "cold", "warm"):
+        out = tmp_path / f"{run}.bin"
+        r = _fetchc([str(path), "-o", str(out)], cache, no_cache=run == "plain")
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_bytes())
+        if run == "plain":
+            assert not cache.exists() or not any(cache.rglob("*.fsq"))
+    assert outs[0] == outs[1] == outs[2]
+    assert any(cache.rglob("*.fsq")) and any((cache / "inputs").rglob("*.bin"))
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*") if p.is_file() and p.suffix in (".fsq", ".bin"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "others-writable", "other-key", "garbage"])
+def test_a_bad_disk_entry_is_ignored(damage, tmp_path):
+    path = ROOT / "examples" / "mxfp4_dequant_f32.mlir"
+    cache = tmp_path / "cache"
+    plain = tmp_path / "plain.bin"
+    assert _fetchc([str(path), "-o", str(plain)], cache, no_cache=True).returncode == 0
+    assert _fetchc([str(path), "-o", str(tmp_path / "seed.bin")], cache).returncode == 0
+    other = ROOT / "examples" / "tiling_read.mlir"
+    assert _fetchc([str(other), "-o", str(tmp_path / "other.bin")], cache).returncode == 0
+    mine = [p for p in _entries(cache) if p.read_bytes().find(b"dequant_mxfp4") >= 0 or p.suffix == ".fsq"]
+    for entry in _entries(cache):
+        data = entry.read_bytes()
+        if damage == "truncate":
+            entry.write_bytes(data[: len(data) // 2])
+        elif damage == "flip":
+            entry.write_bytes(data[:-9] + bytes([data[-9] ^ 0x40]) + data[-8:])
+        elif damage == "others-writable":
+            os.chmod(entry, 0o666)
+        elif damage == "garbage":
+            entry.write_bytes(os.urandom(len(data)))
+    if damage == "other-key":  # every entry replaced by another valid entry of the same kind
+        for entry in mine:
+            donor = next(p for p in _entries(cache) if p != entry and p.suffix == entry.suffix)
+            entry.write_bytes(donor.read_bytes())
+    out = tmp_path / "out.bin"
+    r = _fetchc([str(path), "-o", str(out)], cache)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == plain.read_bytes()
+
+
+def test_the_disk_cache_is_bounded(tmp_path, monkeypatch):
+    root = tmp_path / "kernels"
+    for i in range(10):
+        d = root / f"{i:02d}"
+        d.mkdir(parents=True)
+        (d / f"{i}.fsq").write_bytes(b"x" * 1000)
+        os.utime(d / f"{i}.fsq", (1000 + i, 1000 + i))
+    monkeypatch.setattr(compile_cache, "DISK_BYTES", 3500)
+    compile_cache._prune(str(root), always=True)
+    left = sorted(p.name for p in root.rglob("*.fsq"))
+    assert left == ["7.fsq", "8.fsq", "9.fsq"]  # the newest
+
+
+def test_no_cache_flag_writes_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    path = ROOT / "examples" / "tiling_read.mlir"
+    assert _fetchc([str(path), "--no-cache", "-o", str(tmp_path / "a.bin")], cache).returncode == 0
+    assert not _entries(cache)

@@ -615,6 +615,8 @@ def main_run(argv: list[str]) -> int:
         data = _read_input(args.input)
     except OSError as e:
         return _error(f"cannot read '{args.input}': {e.strerror or e}")
+    from fetchc.frontend.render import SourceManager, render_all
+
     sources = SourceManager()
     try:
         text = decode_source(data, filename)

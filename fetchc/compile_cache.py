@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -432,8 +433,9 @@ class KernelCache:
         from fetchc.diagnostics import DiagnosticError
 
         first = [keys.index(k) for k in missing]
+        keep = set(first)
         try:
-            compiled = uncached(_only(text, lay, first))
+            compiled = uncached(_only(text, lay, keep))
         except DiagnosticError:
             return False
         parts = None if compiled[2] else _split(compiled[0], [lay.functions[i] for i in first])
@@ -462,16 +464,18 @@ def _only(text: str, lay: Layout, keep: Sequence[int]) -> str:
     """``text`` with every function but those at ``keep`` replaced by
     spaces (line breaks kept), so the kept ones keep their lines, columns and
     aliases."""
-    out = list(text)
+    pieces, pos = [], 0
     for i, f in enumerate(lay.functions):
         if i in keep:
             continue
-        start = f.tokens[0].offset
-        end = f.tokens[-1].offset + len(f.tokens[-1].text)
-        for j in range(start, end):
-            if out[j] not in "\r\n":
-                out[j] = " "
-    return "".join(out)
+        pieces.append(text[pos : f.start])
+        pieces.append(_NOT_A_BREAK.sub(" ", text[f.start : f.end]))
+        pos = f.end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+_NOT_A_BREAK = re.compile(r"[^\r\n]")
 
 
 def _prune(root: str, always: bool = False) -> None:

@@ -33,8 +33,8 @@ the parser locates the op named by that token.  Stdlib only.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 __all__ = ["FuncText", "Layout", "layout"]
@@ -45,44 +45,52 @@ _TOKEN_RE = re.compile(
     r"""|[0-9][0-9A-Za-z_.]*|[A-Za-z_][\w$.\-]*|->|[(){}\[\]<>,:=*+\-?]"""
 )
 """One token (whitespace and comments included); no groups, so that
-``findall`` is fast.  A token's kind is read off its first character."""
-_KIND = {"%": "ssa", "@": "sym", "#": "hash", "!": "bang", "^": "caret", '"': "string"}
+``findall`` is fast.  What a token is follows from its text: ``%`` an SSA
+name, ``@`` a symbol, ``#``/``!`` an alias or dialect attribute/type, ``"``
+a string, a bracket or other punctuation as itself."""
+_SKIP = frozenset(" \t\r\n\f\v")
 _OPEN = {"(": ")", "{": "}", "[": "]"}
+_CLOSE = frozenset(_OPEN.values())
 _LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SUFFIX_RE = re.compile(r"_\d+$")
 _RNGD_NAME_RE = re.compile(r"[^\\\x00-\x1f]*")
 
 
-class Token:
-    """One token: its kind (a group name of the lexer), text and offset."""
-
-    __slots__ = ("kind", "text", "offset")
-
-    def __init__(self, kind: str, text: str, offset: int) -> None:
-        self.kind, self.text, self.offset = kind, text, offset
-
-
 @dataclass
 class FuncText:
-    """One top-level ``func.func`` of the input (see the module docstring)."""
+    """One top-level ``func.func`` of the input (see the module docstring):
+    its tokens (texts and character offsets, whitespace and comments left
+    out)."""
 
     name: str
-    tokens: list[Token]
+    texts: list[str]
+    offsets: list[int]
     arg_names: tuple[str | None, ...]
     """Per argument: the tensor name the compiler gives it (``rngd.name``,
     else the SSA name as xDSL keeps it), or None (then ``arg<i>``)."""
     key: str = ""
     _by_text: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
+    @property
+    def start(self) -> int:
+        """The offset of ``func.func``."""
+        return self.offsets[0]
+
+    @property
+    def end(self) -> int:
+        """The offset just after the closing ``}``."""
+        return self.offsets[-1] + len(self.texts[-1])
+
     def occurrence(self, offset: int) -> tuple[str, int] | None:
         """``(token text, k)`` of the token starting at ``offset``: it is the
         ``k``-th token of that text in the function; None when no token
         starts there."""
-        for t in self.tokens:
-            if t.offset == offset:
-                return t.text, self._offsets(t.text).index(offset)
-        return None
+        i = bisect.bisect_left(self.offsets, offset)
+        if i == len(self.offsets) or self.offsets[i] != offset:
+            return None
+        text = self.texts[i]
+        return text, self._offsets(text).index(offset)
 
     def offset_of(self, text: str, k: int) -> int | None:
         """The offset of the ``k``-th token ``text`` of the function."""
@@ -90,9 +98,10 @@ class FuncText:
         return offsets[k] if 0 <= k < len(offsets) else None
 
     def _offsets(self, text: str) -> list[int]:
-        if text not in self._by_text:
-            self._by_text[text] = [t.offset for t in self.tokens if t.text == text]
-        return self._by_text[text]
+        found = self._by_text.get(text)
+        if found is None:
+            found = self._by_text[text] = [o for t, o in zip(self.texts, self.offsets) if t == text]
+        return found
 
 
 @dataclass
@@ -108,45 +117,38 @@ class Layout:
         return i + 1, offset - self.line_starts[i] + 1
 
 
-def _kind(c: str) -> str:
-    """The kind of a token that starts with character ``c``."""
-    if c in _KIND:
-        return _KIND[c]
-    if c.isspace():
-        return "ws"
-    if c == "/":
-        return "comment"
-    if c.isdigit():
-        return "num"
-    if c.isalpha() or c == "_":
-        return "ident"
-    return "punct"
+def _tokens(text: str) -> tuple[list[str], list[int]] | None:
+    """The tokens of ``text`` without whitespace and comments (their texts
+    and offsets), or None when a character is not part of any token (then
+    the tokens' lengths do not add up to the text's)."""
+    all_tokens = _TOKEN_RE.findall(text)
+    ends = list(itertools.accumulate(map(len, all_tokens)))
+    if (ends[-1] if ends else 0) != len(text):
+        return None
+    keep = [i for i, t in enumerate(all_tokens) if not (t[0] in _SKIP or t.startswith("//"))]
+    return [all_tokens[i] for i in keep], [ends[i] - len(all_tokens[i]) for i in keep]
 
 
-def _tokens(text: str) -> list[Token] | None:
-    """The tokens of ``text`` without whitespace and comments, or None when
-    a character is not part of any token (then the tokens' lengths do not
-    add up to the text's)."""
-    out: list[Token] = []
-    pos = 0
-    kinds: dict[str, str] = {}
-    for tok in _TOKEN_RE.findall(text):
-        c = tok[0]
-        kind = kinds.get(c) or kinds.setdefault(c, _kind(c))
-        if kind != "ws" and kind != "comment":
-            out.append(Token(kind, tok, pos))
-        pos += len(tok)
-    return out if pos == len(text) else None
+def _is_ssa(t: str) -> bool:
+    return t[0] == "%"
 
 
-def _matching(tokens: list[Token], i: int) -> int | None:
-    """Index of the bracket closing ``tokens[i]`` (``(``, ``{`` or ``[``)."""
+def _is_sym(t: str) -> bool:
+    return t[0] == "@"
+
+
+def _is_alias_ref(t: str) -> bool:
+    return t[0] in "#!" and len(t) > 1
+
+
+def _matching(texts: list[str], i: int) -> int | None:
+    """Index of the bracket closing ``texts[i]`` (``(``, ``{`` or ``[``)."""
     stack: list[str] = []
-    for j in range(i, len(tokens)):
-        t = tokens[j].text
-        if t in _OPEN and tokens[j].kind == "punct":
+    for j in range(i, len(texts)):
+        t = texts[j]
+        if t in _OPEN:
             stack.append(_OPEN[t])
-        elif t in (")", "}", "]") and tokens[j].kind == "punct":
+        elif t in _CLOSE:
             if not stack or stack.pop() != t:
                 return None
             if not stack:
@@ -154,58 +156,59 @@ def _matching(tokens: list[Token], i: int) -> int | None:
     return None
 
 
-def _split_top(tokens: list[Token]) -> list[tuple[str, list[Token]]] | None:
-    """The top-level items: ``("alias", tokens)`` and ``("func", tokens)``."""
-    if len(tokens) >= 2 and tokens[0].text in ("module", "builtin.module") and tokens[1].text == "{":
-        end = _matching(tokens, 1)
-        if end != len(tokens) - 1:
+def _split_top(texts: list[str]) -> list[tuple[str, int, int]] | None:
+    """The top-level items: ``("alias", lo, hi)`` and ``("func", lo, hi)``
+    (token index ranges)."""
+    lo, hi = 0, len(texts)
+    if hi >= 2 and texts[0] in ("module", "builtin.module") and texts[1] == "{":
+        if _matching(texts, 1) != hi - 1:
             return None
-        tokens = tokens[2:end]
-    items: list[tuple[str, list[Token]]] = []
-    i = 0
-    while i < len(tokens):
-        if _is_alias_def(tokens, i):
+        lo, hi = 2, hi - 1
+    items: list[tuple[str, int, int]] = []
+    i = lo
+    while i < hi:
+        if _is_alias_def(texts, i):
             j = i + 2
-            while j < len(tokens) and not (tokens[j].text == "func.func" or _is_alias_def(tokens, j)):
-                if tokens[j].kind == "punct" and tokens[j].text in _OPEN:
-                    close = _matching(tokens, j)
+            while j < hi and not (texts[j] == "func.func" or _is_alias_def(texts, j)):
+                if texts[j] in _OPEN:
+                    close = _matching(texts, j)
                     if close is None:
                         return None
                     j = close
                 j += 1
-            items.append(("alias", tokens[i:j]))
+            items.append(("alias", i, j))
             i = j
-        elif tokens[i].text == "func.func":
-            body = _body_start(tokens, i)
-            end = None if body is None else _matching(tokens, body)
-            if end is None:
+        elif texts[i] == "func.func":
+            body = _body_start(texts, i, hi)
+            end = None if body is None else _matching(texts, body)
+            if end is None or end >= hi:
                 return None
-            items.append(("func", tokens[i : end + 1]))
+            items.append(("func", i, end + 1))
             i = end + 1
         else:
             return None
     return items
 
 
-def _is_alias_def(tokens: list[Token], j: int) -> bool:
-    return tokens[j].kind in ("hash", "bang") and j + 1 < len(tokens) and tokens[j + 1].text == "="
+def _is_alias_def(texts: list[str], j: int) -> bool:
+    return _is_alias_ref(texts[j]) and j + 1 < len(texts) and texts[j + 1] == "="
 
 
-def _body_start(tokens: list[Token], i: int) -> int | None:
+def _body_start(texts: list[str], i: int, hi: int) -> int | None:
     """Index of the ``{`` that opens the body of the function at ``i``: the
     first ``{`` outside parentheses and brackets (argument and result
     attribute dictionaries) that does not follow ``attributes``."""
     depth, j = 0, i + 1
-    while j < len(tokens):
-        t = tokens[j]
-        if t.kind == "punct" and t.text in ("(", "["):
+    while j < hi:
+        t = texts[j]
+        if t == "(" or t == "[":
             depth += 1
-        elif t.kind == "punct" and t.text in (")", "]"):
+        elif t == ")" or t == "]":
             depth -= 1
-        elif t.kind == "punct" and t.text == "{" and depth == 0:
-            if tokens[j - 1].text != "attributes":
+        elif t == "{" and depth == 0:
+            if texts[j - 1] != "attributes":
                 return j
-            close = _matching(tokens, j)
+            close = _matching(texts, j)
             if close is None:
                 return None
             j = close
@@ -213,50 +216,45 @@ def _body_start(tokens: list[Token], i: int) -> int | None:
     return None
 
 
-def _func(tokens: list[Token], aliases: dict[str, list[Token]]) -> FuncText | None:
+def _func(texts: list[str], offsets: list[int], aliases: dict[str, list[str]]) -> FuncText | None:
     i = 1
-    if i < len(tokens) and tokens[i].text in ("private", "public", "nested"):
+    if i < len(texts) and texts[i] in ("private", "public", "nested"):
         i += 1
-    if i + 1 >= len(tokens) or tokens[i].kind != "sym" or tokens[i + 1].text != "(":
+    if i + 1 >= len(texts) or not _is_sym(texts[i]) or texts[i + 1] != "(":
         return None
-    name = tokens[i].text[1:]
-    args_end = _matching(tokens, i + 1)
+    args_end = _matching(texts, i + 1)
     if args_end is None:
         return None
-    arg_names = _arg_names(tokens[i + 2 : args_end])
+    arg_names = _arg_names(texts[i + 2 : args_end])
     if arg_names is None:
         return None
-    for j, t in enumerate(tokens):
-        if t.kind == "sym" and j != i:
-            return None  # a reference to another symbol: a call
-        if t.kind == "ident" and t.text == "loc" and j + 1 < len(tokens) and tokens[j + 1].text == "(":
-            return None  # explicit locations
-    f = FuncText(name, tokens, arg_names)
-    f.key = _key(tokens, i, aliases)
-    return f
+    for j, t in enumerate(texts):
+        if (j != i and _is_sym(t)) or (t == "loc" and j + 1 < len(texts) and texts[j + 1] == "("):
+            return None  # a reference to another symbol (a call), or an explicit location
+    return FuncText(texts[i][1:], texts, offsets, arg_names, _key(texts, i, aliases))
 
 
-def _arg_names(tokens: list[Token]) -> tuple[str | None, ...] | None:
+def _arg_names(texts: list[str]) -> tuple[str | None, ...] | None:
     """Per argument of ``(args)``: its tensor name (module docstring), or None
     for an argument without a name xDSL keeps as is.  None when an argument is
     not of the form ``%name : type [{attrs}]``."""
-    names: list[str | None] = []
+    pieces: list[list[str]] = []
     depth, start = 0, 0
-    pieces: list[list[Token]] = []
-    for j, t in enumerate(tokens):
-        if t.kind == "punct" and t.text in ("(", "[", "{", "<"):
+    for j, t in enumerate(texts):
+        if t in ("(", "[", "{", "<"):
             depth += 1
-        elif t.kind == "punct" and t.text in (")", "]", "}", ">"):
+        elif t in (")", "]", "}", ">"):
             depth -= 1
-        elif t.text == "," and depth == 0:
-            pieces.append(tokens[start:j])
+        elif t == "," and depth == 0:
+            pieces.append(texts[start:j])
             start = j + 1
-    if tokens:
-        pieces.append(tokens[start:])
+    if texts:
+        pieces.append(texts[start:])
+    names: list[str | None] = []
     for piece in pieces:
-        if len(piece) < 3 or piece[0].kind != "ssa" or piece[1].text != ":":
+        if len(piece) < 3 or not _is_ssa(piece[0]) or piece[1] != ":":
             return None
-        ssa = piece[0].text[1:]
+        ssa = piece[0][1:]
         if not _NAME_RE.fullmatch(ssa):
             return None  # numeric or unusual names: let the parser name them
         hint = ssa[: m.start()] if (m := _SUFFIX_RE.search(ssa)) else ssa  # xDSL drops a `_<digits>` suffix
@@ -264,10 +262,10 @@ def _arg_names(tokens: list[Token]) -> tuple[str | None, ...] | None:
     return tuple(names)
 
 
-def _rngd_name(piece: list[Token]) -> str | None:
-    for j, t in enumerate(piece[:-2]):
-        if t.text == "rngd.name" and piece[j + 1].text == "=" and piece[j + 2].kind == "string":
-            value = piece[j + 2].text[1:-1]
+def _rngd_name(piece: list[str]) -> str | None:
+    for j in range(len(piece) - 2):
+        if piece[j] == "rngd.name" and piece[j + 1] == "=" and piece[j + 2][0] == '"':
+            value = piece[j + 2][1:-1]
             if not _RNGD_NAME_RE.fullmatch(value):
                 raise _NotSimple
             return value
@@ -278,32 +276,25 @@ class _NotSimple(Exception):
     """An input outside what :func:`layout` reads (caught there)."""
 
 
-def _alias_refs(tokens: list[Token]) -> Iterator[str]:
-    for t in tokens:
-        if t.kind in ("hash", "bang"):
-            yield t.text
-
-
-def _key(tokens: list[Token], name_index: int, aliases: dict[str, list[Token]]) -> str:
+def _key(texts: list[str], name_index: int, aliases: dict[str, list[str]]) -> str:
     numbering: dict[str, str] = {}
-    parts: list[str] = []
-    for j, t in enumerate(tokens):
-        if j == name_index:
-            parts.append("@")
-        elif t.kind == "ssa":
-            base, _, index = t.text.partition("#")
-            parts.append(numbering.setdefault(base, f"%{len(numbering)}") + (f"#{index}" if index else ""))
-        else:
-            parts.append(t.text)
+    parts = list(texts)
+    parts[name_index] = "@"
+    refs: list[str] = []
+    for j, t in enumerate(parts):
+        c = t[0]
+        if c == "%":
+            base, sep, index = t.partition("#")
+            parts[j] = numbering.setdefault(base, f"%{len(numbering)}") + sep + index
+        elif c in "#!":
+            refs.append(t)
     used: list[str] = []
-    todo = list(_alias_refs(tokens))
-    while todo:
-        a = todo.pop()
+    while refs:
+        a = refs.pop()
         if a in aliases and a not in used:
             used.append(a)
-            todo.extend(_alias_refs(aliases[a]))
-    for a in sorted(used):
-        parts.append("\0" + " ".join(t.text for t in aliases[a]))
+            refs.extend(t for t in aliases[a] if _is_alias_ref(t))
+    parts.extend("\0" + " ".join(aliases[a]) for a in sorted(used))
     return "\x1f".join(parts)
 
 
@@ -311,18 +302,19 @@ def layout(text: str) -> Layout | None:
     """The input's layout (module docstring), or None when the input is not
     of the simple shape :mod:`fetchc.compile_cache` handles.  Raises
     nothing."""
-    tokens = _tokens(text)
-    if not tokens:
+    found = _tokens(text)
+    if not found or not found[0]:
         return None
+    texts, offsets = found
     try:
-        items = _split_top(tokens)
+        items = _split_top(texts)
         if items is None:
             return None
-        aliases = {toks[0].text: toks for kind, toks in items if kind == "alias"}
+        aliases = {texts[lo]: texts[lo:hi] for kind, lo, hi in items if kind == "alias"}
         functions: list[FuncText] = []
-        for kind, toks in items:
+        for kind, lo, hi in items:
             if kind == "func":
-                f = _func(toks, aliases)
+                f = _func(texts[lo:hi], offsets[lo:hi], aliases)
                 if f is None:
                     return None
                 functions.append(f)

@@ -92,7 +92,7 @@ def _affine_map(mt: MemRefType, st: StreamType, amap: AffineMapAttr | None) -> A
 
 
 def _sequencer_inputs(
-    mt: MemRefType, st: StreamType, map_attr: AffineMapAttr | None, base: int, read_size: int | None
+    mt: MemRefType, st: StreamType, map_attr: AffineMapAttr | None, base: int | None, read_size: int | None
 ) -> dict:
     amap = _affine_map(mt, st, map_attr)
     ndims = len(st.time) + len(st.packet)
@@ -124,7 +124,8 @@ def _sequencer_inputs(
         elem=elem,
         context=st.ctx,
         read_size=read_size,
-        base=base,
+        base=0 if base is None else base,
+        placed=base is not None,
     )
 
 
@@ -133,7 +134,7 @@ def _derive(
     mt: MemRefType,
     st: StreamType,
     map_attr: AffineMapAttr | None,
-    base: int,
+    base: int | None,
     read_size: int | None,
     cast_out: target.ElementType | None,
 ):
@@ -213,7 +214,11 @@ class FetchOp(IRDLOperation):
     def sequencer_inputs(self) -> dict:
         """Keyword arguments for :func:`fetchc.target.sequencer.derive`
         (without ``cast_out``).  Raises OpError on a malformed map or layout."""
-        return _sequencer_inputs(self.memref, self.stream, self.map, self.base_value, self._read_size())
+        return _sequencer_inputs(self.memref, self.stream, self.map, self._base_or_none(), self._read_size())
+
+    def _base_or_none(self) -> int | None:
+        """The ``base`` property, or None before placement gives one."""
+        return None if self.base is None else self.base.value.data
 
     def _read_size(self) -> int | None:
         return None if self.read_size is None else self.read_size.value.data
@@ -231,7 +236,7 @@ class FetchOp(IRDLOperation):
         if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key)):
             found = memo[1]
         else:
-            found = _derive(self.memref, self.stream, self.map, self.base_value, self._read_size(), cast_out)
+            found = _derive(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), cast_out)
             self.__dict__["_sequencer_memo"] = (key, found)
         if isinstance(found, OpError):
             raise OpError(found.message, found.notes)
@@ -664,11 +669,9 @@ class DequantOp(IRDLOperation):
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
             if self.scale_base is not None:
                 sb = self.scale_base.value.data
-                if not target.is_dm_base(sb):
-                    raise OpError(
-                        f"scale_base {sb} must be a DM byte address that is a multiple of "
-                        f"{target.BASE_ALIGN} and below 2^32 (it is the base of the block-scale fetch)"
-                    )
+                problem = target.dm_base_problem(sb, "scale_base")
+                if problem is not None:
+                    raise OpError(f"{problem} (it is the base of the block-scale fetch)")
 
         def order() -> None:
             prev = self.input.owner

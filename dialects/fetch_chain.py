@@ -110,13 +110,20 @@ def _count(n: int) -> str:
 def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
     """ir.md §1 for function signatures: ``(func.func op, message)`` for each
     function whose arguments or results include a stream, used or not (a
-    use is also reported by the consumer's verifier).  Called by the driver
+    use is also reported by the consumer's verifier), and for each bad
+    ``rngd.slices`` / ``rngd.slice_dim`` (ir.md §2a,
+    :func:`fetchc.kernel.slice_errors`).  Called by the driver
     after op verification, since ``func.func`` is not ours to verify."""
     out: list[tuple[Operation, str]] = []
+    from fetchc.kernel import slice_errors
     from fetchc.rewriting import walk
 
     for op in walk(module):
         if op.name != "func.func":
+            continue
+        bad_slices = slice_errors(op)  # type: ignore[arg-type]
+        if bad_slices:  # one error per op: the first
+            out.append((op, bad_slices[0]))
             continue
         ftype = getattr(op, "function_type", None)
         if ftype is None:

@@ -473,11 +473,9 @@ class ScratchOp(IRDLOperation):
 
         def base() -> None:
             b = self.base_value
-            if b is not None and not target.is_dm_base(b):
-                raise OpError(
-                    f"dm_base {b} must be a DM byte address that is a multiple of {target.BASE_ALIGN} and "
-                    "below 2^32"
-                )
+            problem = None if b is None else target.dm_base_problem(b, "dm_base")
+            if problem is not None:
+                raise OpError(problem)
 
         def uses() -> None:
             for use in self.result.uses:

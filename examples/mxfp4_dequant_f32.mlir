@@ -18,14 +18,21 @@
 //   * rngd.block_scale, which decodes 2^(e-127) and multiplies, in the Vector
 //     Engine.  There is no rngd.tensor_scale: MXFP4 has no tensor scale.
 //
-//   DM address  size     tensor
-//   0x00000000  8 MiB    codes   packed codes  memref<4096x4096xf4E2M1FN>
-//   0x00800000  512 KiB  escale  block scales  memref<4096x128xf8E8M0FNU>  ((out, in/32))
-//   0x00880000  64 MiB   out     the f32 weight (the commit's destination)
+// The weight does not fit one slice's 512 KiB of DM (hardware.md §1a), so the
+// kernel runs on rngd.slices = 256 slices, SPMD (ir.md §2a): each slice holds
+// 16 rows of codes, their exponents and their f32 output at the same
+// addresses, and runs the same two programs.  rngd.slice_dim = 0 splits each
+// tensor by rows; the memref types are one slice's part.  One slice's DM:
+//
+//   DM address  size     tensor (one slice's part; whole tensor in brackets)
+//   0x00000000  32 KiB   codes   packed codes  memref<16x4096xf4E2M1FN>  [4096 x 4096]
+//   0x00008000  2 KiB    escale  block scales  memref<16x128xf8E8M0FNU>  [4096 x 128]
+//   0x00008800  256 KiB  out     the f32 weight (the commit's destination) [4096 x 4096]
 //
 // fetch-place-dm places the arguments in order, each at the next 64-byte
 // boundary after the previous one (ir.md §2a), and writes the codes' base
 // and the block scales' scale_base into the IR; no address is written here.
+// `fetchc run` takes and returns the whole tensors.
 //
 // Read pattern: each row is 64 packets of 64 codes (2 MXFP4 blocks per
 // packet); the scale fetch reads the 2 matching exponents per packet.
@@ -33,20 +40,21 @@
 // Compile:  fetchc mxfp4_dequant_f32.mlir -o mxfp4.bin && fetchc dis mxfp4.bin
 //
 //   program 0 "dequant_mxfp4/0": main, f4E2M1FN -> f32, base 0x0,
-//     [4096 : 4096, 4096 : 1] : 64, table_lookup + type_conversion 3,
-//     fetch_size 4, 8 words per packet, flit_count 8.
+//     [65536 : 1] : 64 (the 16 contiguous rows merge into one entry),
+//     table_lookup + type_conversion 3, fetch_size 4, 8 words per packet,
+//     flit_count 8.
 //   program 1 "dequant_mxfp4/1": main, f8E8M0FNU -> f8E8M0FNU,
-//     base 0x800000, [4096 : 128, 128 : 1] : 2, fetch_size 2, no stages,
-//     flit_count 1.
+//     base 0x8000, [2048 : 1] : 2, fetch_size 2, no stages, flit_count 1.
 
-func.func @dequant_mxfp4(%codes: memref<4096x4096xf4E2M1FN>,
-                         %escale: memref<4096x128xf8E8M0FNU>,
-                         %out: memref<4096x4096xf32>) {
+func.func @dequant_mxfp4(%codes: memref<16x4096xf4E2M1FN> {rngd.slice_dim = 0 : i64},
+                         %escale: memref<16x128xf8E8M0FNU> {rngd.slice_dim = 0 : i64},
+                         %out: memref<16x4096xf32> {rngd.slice_dim = 0 : i64})
+    attributes {rngd.slices = 256 : i64} {
   %c = fetch.fetch %codes {map = affine_map<(o, p, e) -> (o, p * 64 + e)>}
-      : memref<4096x4096xf4E2M1FN> -> !fetch.stream<main, [4096, 64], [64], f4E2M1FN>
+      : memref<16x4096xf4E2M1FN> -> !fetch.stream<main, [16, 64], [64], f4E2M1FN>
   %w = fetch.dequant %c, %escale {format = "mxfp4"}
-      : !fetch.stream<main, [4096, 64], [64], f4E2M1FN>, memref<4096x128xf8E8M0FNU>
-      -> !fetch.stream<main, [4096, 64], [64], f32>
-  rngd.commit %w, %out : !fetch.stream<main, [4096, 64], [64], f32>, memref<4096x4096xf32>
+      : !fetch.stream<main, [16, 64], [64], f4E2M1FN>, memref<16x128xf8E8M0FNU>
+      -> !fetch.stream<main, [16, 64], [64], f32>
+  rngd.commit %w, %out : !fetch.stream<main, [16, 64], [64], f32>, memref<16x4096xf32>
   func.return
 }

@@ -18,17 +18,24 @@
 //   * rngd.block_scale (x * f32(bscale)) and rngd.tensor_scale (* gscale) in
 //     the Vector Engine: the scales are never folded into the static table.
 //
-//   DM address  size    tensor
-//   0x00000000  8 MiB   codes   packed codes  memref<4096x4096xf4E2M1FN> ((out, in/2)
-//                               bytes, even input index in the low nibble)
-//   0x00800000  1 MiB   bscale  block scales  memref<4096x256xf8E4M3FN>  ((out, in/16))
-//   0x00900000  64 MiB  out     the f32 weight (the commit's destination)
-//   (tensor scale: the f32 argument %gscale, not in DM)
+// The weight does not fit one slice's 512 KiB of DM (hardware.md §1a), so the
+// kernel runs on rngd.slices = 256 slices, SPMD (ir.md §2a): each slice holds
+// 16 rows of codes, their block scales and their f32 output at the same
+// addresses (292 KiB), and runs the same two programs.  rngd.slice_dim = 0
+// splits each tensor by rows; the memref types are one slice's part.  One
+// slice's DM:
+//
+//   DM address  size     tensor (one slice's part; whole tensor in brackets)
+//   0x00000000  32 KiB   codes   packed codes  memref<16x4096xf4E2M1FN> ((out, in/2)
+//                                bytes, even input index in the low nibble)  [4096 x 4096]
+//   0x00008000  4 KiB    bscale  block scales  memref<16x256xf8E4M3FN> ((out, in/16))  [4096 x 256]
+//   0x00009000  256 KiB  out     the f32 weight (the commit's destination)  [4096 x 4096]
+//   (tensor scale: the f32 argument %gscale, not in DM; the same on every slice)
 //
 // fetch-place-dm places the memref arguments in order, each at the next
 // 64-byte boundary after the previous one (ir.md §2a), and writes the codes'
 // base and the block scales' scale_base into the IR; no address is written
-// here.
+// here.  `fetchc run` takes the whole weight and returns the whole output.
 //
 // Read pattern: each row is 64 packets of 64 codes (4 NVFP4 blocks per
 // packet); the scale fetch reads the 4 matching block scales per packet.
@@ -36,23 +43,25 @@
 // Compile:  fetchc nvfp4_dequant_f32.mlir -o nvfp4.bin && fetchc dis nvfp4.bin
 //
 //   program 0 "dequant_nvfp4/0": main, f4E2M1FN -> f32, base 0x0,
-//     [4096 : 4096, 4096 : 1] : 64, stages table_lookup + type_conversion
-//     (table 0 = paired e2m1 -> f8E4M3FN, code 3 = f8E4M3FN -> f32).
+//     [65536 : 1] : 64 (the 16 contiguous rows merge into one entry), stages
+//     table_lookup + type_conversion (table 0 = paired e2m1 -> f8E4M3FN,
+//     code 3 = f8E4M3FN -> f32).
 //     fetch_size 4 (8 codes): 8 codes cast to 8 x 4 = 32 bytes of f32, one
 //     flit, so 16 codes (64 bytes of f32) would not fit; 8 words per packet,
 //     flit_count 8 (64 x f32 = 256 bytes).
-//   program 1 "dequant_nvfp4/1": main, f8E4M3FN -> f32, base 0x800000,
-//     [4096 : 256, 256 : 1] : 4, fetch_size 4, type_conversion 3, flit_count 1.
+//   program 1 "dequant_nvfp4/1": main, f8E4M3FN -> f32, base 0x8000,
+//     [4096 : 1] : 4, fetch_size 4, type_conversion 3, flit_count 1.
 
-func.func @dequant_nvfp4(%codes: memref<4096x4096xf4E2M1FN>,
-                         %bscale: memref<4096x256xf8E4M3FN>,
+func.func @dequant_nvfp4(%codes: memref<16x4096xf4E2M1FN> {rngd.slice_dim = 0 : i64},
+                         %bscale: memref<16x256xf8E4M3FN> {rngd.slice_dim = 0 : i64},
                          %gscale: f32,
-                         %out: memref<4096x4096xf32>) {
+                         %out: memref<16x4096xf32> {rngd.slice_dim = 0 : i64})
+    attributes {rngd.slices = 256 : i64} {
   %c = fetch.fetch %codes {map = affine_map<(o, p, e) -> (o, p * 64 + e)>}
-      : memref<4096x4096xf4E2M1FN> -> !fetch.stream<main, [4096, 64], [64], f4E2M1FN>
+      : memref<16x4096xf4E2M1FN> -> !fetch.stream<main, [16, 64], [64], f4E2M1FN>
   %w = fetch.dequant %c, %bscale, %gscale {format = "nvfp4"}
-      : !fetch.stream<main, [4096, 64], [64], f4E2M1FN>, memref<4096x256xf8E4M3FN>, f32
-      -> !fetch.stream<main, [4096, 64], [64], f32>
-  rngd.commit %w, %out : !fetch.stream<main, [4096, 64], [64], f32>, memref<4096x4096xf32>
+      : !fetch.stream<main, [16, 64], [64], f4E2M1FN>, memref<16x256xf8E4M3FN>, f32
+      -> !fetch.stream<main, [16, 64], [64], f32>
+  rngd.commit %w, %out : !fetch.stream<main, [16, 64], [64], f32>, memref<16x4096xf32>
   func.return
 }

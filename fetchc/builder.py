@@ -121,7 +121,7 @@ from fetchc.dialects.rngd import (
 )
 from fetchc.dialects.stream import StreamType
 from fetchc.diagnostics import Diagnostic, DiagnosticError
-from fetchc.kernel import DM_BASE_ATTR
+from fetchc.kernel import DM_BASE_ATTR, SLICE_DIM_ATTR, SLICES_ATTR
 
 __all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Stream", "as_type", "memref", "rows_map"]
 
@@ -209,15 +209,20 @@ def memref(
 
 @dataclass(frozen=True)
 class Arg:
-    """A kernel argument with a DM placement: ``type`` (any :data:`TypeLike`,
-    normally a memref) and ``dm_base``, the DM byte address of the memref's
-    element 0, written as the argument attribute ``rngd.dm_base`` (ir.md
-    §2a).  Without ``dm_base`` (or without :class:`Arg`), ``fetch-place-dm``
-    places the argument.  The placement pass checks the address when the
-    module is compiled."""
+    """A kernel argument with a DM placement or a split over slices:
+    ``type`` (any :data:`TypeLike`, normally a memref); ``dm_base``, the DM
+    byte address of the memref's element 0, written as the argument attribute
+    ``rngd.dm_base``; ``slice_dim``, the dimension along which the tensor is
+    split over the kernel's slices, written as ``rngd.slice_dim`` (ir.md
+    §2a; the memref type is one slice's part; the kernel needs ``slices=``).
+    Without ``dm_base`` (or without :class:`Arg`), ``fetch-place-dm`` places
+    the argument; without ``slice_dim`` it is replicated on every slice.  The
+    verifier and the placement pass check both when the module is
+    compiled."""
 
     type: TypeLike
     dm_base: int | None = None
+    slice_dim: int | None = None
 
 
 def rows_map(rank: int, packet: int, offset: Sequence[int] | None = None) -> AffineMap:
@@ -401,14 +406,18 @@ class ModuleBuilder:
         /,
         *,
         loc: LocLike = None,
+        slices: int | None = None,
         **keyword_arguments: TypeLike | Arg,
     ) -> KernelBuilder:
         """Create the kernel ``func.func @name`` with the given arguments, in
         order: ``name=type`` (a memref for a DM tensor, ``f32`` for a
         scalar such as an NVFP4 tensor scale; :data:`TypeLike`) or
         ``name=Arg(type, dm_base=N)`` for a tensor placed explicitly
-        (ir.md §2a).  Names that are not Python identifiers (or ``loc``)
-        go in ``arguments_list``, ``[(name, type or Arg), ...]``, which
+        (ir.md §2a), ``name=Arg(type, slice_dim=D)`` for a tensor split over
+        the slices.  ``slices``: the kernel runs on that many slices (the
+        function attribute ``rngd.slices``, 1 to 512; ir.md §2a).  Names that
+        are not Python identifiers (or ``loc``, ``slices``) go in
+        ``arguments_list``, ``[(name, type or Arg), ...]``, which
         comes before the keyword arguments.  The names become the
         arguments' SSA names, hence the tensor names in the MANIFEST.
         Returns its :class:`KernelBuilder`; results are declared by
@@ -422,11 +431,15 @@ class ModuleBuilder:
         if len({n for n, _ in named}) != len(named):
             raise ValueError(f"kernel {name}: two arguments have the same name")
         types: list[Attribute] = []
-        bases: list[int | None] = []
+        attrs: list[dict[str, Attribute]] = []
         for arg_name, spec in named:
             arg = spec if isinstance(spec, Arg) else Arg(spec)
             types.append(as_type(arg.type))
-            bases.append(arg.dm_base)
+            attrs.append({})
+            if arg.dm_base is not None:
+                attrs[-1][DM_BASE_ATTR] = IntegerAttr(arg.dm_base, i64)
+            if arg.slice_dim is not None:
+                attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(arg.slice_dim, i64)
         block = Block(arg_types=types)
         for arg, (arg_name, _) in zip(block.args, named):
             try:
@@ -442,11 +455,7 @@ class ModuleBuilder:
                     f"become {kept!r}; choose a name without it"
                 )
             arg.name_hint = arg_name
-        arg_attrs = None
-        if any(b is not None for b in bases):
-            arg_attrs = ArrayAttr(
-                [DictionaryAttr({} if b is None else {DM_BASE_ATTR: IntegerAttr(b, i64)}) for b in bases]
-            )
+        arg_attrs = ArrayAttr([DictionaryAttr(a) for a in attrs]) if any(attrs) else None
         # Built under our own implicit builders, so that an implicit builder
         # of the caller's does not capture them.
         with ImplicitBuilder(block):
@@ -455,6 +464,8 @@ class ModuleBuilder:
         with ImplicitBuilder(self.module.body.block):
             op = func.FuncOp(name, (types, ()), Region(block), arg_attrs=arg_attrs)
         op.location = where
+        if slices is not None:
+            op.attributes[SLICES_ATTR] = IntegerAttr(slices, i64)
         k = KernelBuilder(self, op)
         self._kernels.append(k)
         return k

@@ -37,8 +37,10 @@ After the pass every memref argument of a kernel carries ``rngd.dm_base``
 equal to its tensor's address.  Functions without a
 ``fetch.fetch`` are left alone.
 
-Option ``dm-size`` (bytes, default 2^32, at most 2^32): every tensor must lie
-in ``[0, dm-size)``.
+Option ``dm-size`` (bytes, default 524288 = 2^19, one slice's DM, at most
+that): every tensor must lie in ``[0, dm-size)``.  Placement and addresses
+are per slice: the memref types of a kernel on ``rngd.slices`` slices are
+one slice's part (ir.md §2a).
 
 Errors (:class:`~fetchc.diagnostics.PassError`, located):
 
@@ -56,7 +58,10 @@ Errors (:class:`~fetchc.diagnostics.PassError`, located):
 * a tensor that does not fit ``dm-size`` (or whose bytes would start below
   address 0): naming the tensor, its size and the bytes of DM it needs, at
   the function (placed or explicit) or at the op whose address it took; a
-  scratch buffer that does not fit: at its ``rngd.scratch``;
+  scratch buffer that does not fit: at its ``rngd.scratch``.  When the
+  kernel's tensors do not fit one slice's DM, the message says how many
+  bytes one slice needs and suggests the ``rngd.slices`` and
+  ``rngd.slice_dim`` that would make it fit (:func:`slices_hint`);
 * a scratch buffer's ``dm_base``, or the ``base`` of a fetch of it, that is
   not where the pass places it: at that op;
 * a memref argument with no DM layout (dynamic shape, ``i1`` elements, an
@@ -70,7 +75,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass  # noqa: F401
@@ -95,13 +100,15 @@ __all__ = [
     "place_after",
     "place_function",
     "place_scratch",
+    "slices_hint",
     "tensor_name",
 ]
 
 """The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
 
-DEFAULT_DM_SIZE = 1 << 32
-"""Default ``dm-size``: the whole 32-bit DM address space, in bytes."""
+DEFAULT_DM_SIZE = target.SLICE_DM_BYTES
+"""Default and largest ``dm-size``: one slice's DM, 524288 bytes
+(hardware.md §1a)."""
 
 PLACE_ALIGN = 64
 """Placed tensors start at multiples of this many bytes (ir.md §2a)."""
@@ -195,8 +202,85 @@ def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "", fix: str 
             f"reaches {_size(-t.lo)} below its base)",
         )
     if t.base + t.end > dm_size:
-        fix = fix or ("raise dm-size or lower its address" if why else "raise dm-size")
-        raise PassError(at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size} ({fix})")
+        if fix is None:
+            fix = "lower its address" if why else ""
+            if dm_size < DEFAULT_DM_SIZE:
+                fix = " or ".join(x for x in ("raise dm-size", fix) if x)
+        hint = slices_hint(_func_of(t.arg), dm_size)
+        fix = "; ".join(x for x in (fix, hint) if x)
+        whole = " (one slice's DM)" if dm_size == DEFAULT_DM_SIZE else ""
+        raise PassError(
+            at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}{whole}" + (f": {fix}" if fix else "")
+        )
+
+
+def _func_of(arg: BlockArgument) -> FuncOp | None:
+    parent = arg.block.parent_op()
+    return parent if isinstance(parent, FuncOp) else None
+
+
+def _kernel_bytes(func: FuncOp, shapes: dict[int, tuple[int, ...]] | None = None) -> int:
+    """Bytes of DM the memref arguments of ``func`` take when placed one
+    after the other (:func:`place_after`), with ``shapes`` replacing some
+    arguments' shapes.  A memref without a DM layout counts 0."""
+    free = 0
+    for arg in func.body.blocks.first.args:  # type: ignore[union-attr]
+        t = arg.type
+        if not isinstance(t, MemRefType):
+            continue
+        if shapes and arg.index in shapes:
+            t = MemRefType(t.element_type, shapes[arg.index], t.layout, t.memory_space)
+        try:
+            lo, end = memref_byte_span(t)
+        except ValueError:
+            continue
+        if end > lo:
+            free = place_after(free, lo) + end
+    return free
+
+
+def slices_hint(func: FuncOp | None, dm_size: int) -> str:
+    """The advice of a "does not fit" error (ir.md §2a), or ``""``: how many bytes one slice needs for ``func``'s
+    tensors, and the smallest power-of-two factor ``k`` by which splitting
+    them over ``k`` times as many slices (``rngd.slices``, at most 512),
+    each identity-layout tensor along its ``rngd.slice_dim`` (else dim 0)
+    when that dimension divides by ``k``, makes them fit ``dm_size``."""
+    from fetchc.kernel import kernel_slices, slice_dim
+
+    if func is None or not func.body.blocks:
+        return ""
+    need = _kernel_bytes(func)
+    if need <= dm_size:
+        return ""
+    s0 = kernel_slices(func)
+    head = f"one slice needs {need} bytes for the tensors of @{func.sym_name.data}"
+    k = 2
+    while s0 * k <= target.MAX_SLICES:
+        shapes: dict[int, tuple[int, ...]] = {}
+        dims: dict[int, int] = {}
+        for arg in func.body.blocks.first.args:  # type: ignore[union-attr]
+            t = arg.type
+            if not isinstance(t, MemRefType) or not t.get_shape() or not isinstance(t.layout, NoneAttr):
+                continue
+            d = slice_dim(func, arg)
+            d = 0 if d is None else d
+            shape = tuple(t.get_shape())
+            if shape[d] % k == 0 and shape[d] > 0:
+                shapes[arg.index] = shape[:d] + (shape[d] // k,) + shape[d + 1 :]
+                dims[arg.index] = d
+        split = _kernel_bytes(func, shapes)
+        if split <= dm_size and dims:
+            args = func.body.blocks.first.args  # type: ignore[union-attr]
+            groups: dict[int, list[str]] = {}
+            for i, d in dims.items():
+                groups.setdefault(d, []).append(_spelled(args[i]))
+            attrs = "; ".join(f"{{rngd.slice_dim = {d} : i64}} on {', '.join(names)}" for d, names in groups.items())
+            return (
+                f"{head}: split them over slices with {{rngd.slices = {s0 * k} : i64}} on the function and {attrs}, "
+                f"each memref's split dimension divided by {k}: one slice then needs {split} bytes (ir.md §2a)"
+            )
+        k *= 2
+    return f"{head}, more than {target.MAX_SLICES} slices hold when each tensor is split along one dimension"
 
 
 def _set_prop(op: Operation, name: str, value: Attribute) -> None:
@@ -378,7 +462,8 @@ def _place_rest(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None
         t.base = place_after(free, t.lo)
         fix = (
             f"fetch-place-dm places tensors after the highest byte that the kernel's own addresses take, "
-            f"{_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit {DM_BASE_ATTR} or raise dm-size"
+            f"{_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit {DM_BASE_ATTR}"
+            + (" or raise dm-size" if dm_size < DEFAULT_DM_SIZE else "")
             if taken
             else None
         )
@@ -518,7 +603,7 @@ def place_scratch(
 class PlaceDmPass(FetchcPass):
     """``fetch-place-dm{dm-size=N}`` (ir.md §2a, §4): place every kernel's
     tensors in DM (see the module docstring).  ``dm_size``: bytes of DM,
-    ``1 <= dm_size <= 2^32`` (``ValueError`` otherwise, reported as an
+    ``1 <= dm_size <= 2^19`` (``ValueError`` otherwise, reported as an
     invalid pipeline).  Raises :class:`PassError` for placement errors."""
 
     name = "fetch-place-dm"
@@ -527,7 +612,10 @@ class PlaceDmPass(FetchcPass):
 
     def __post_init__(self) -> None:
         if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:
-            raise ValueError(f"dm-size must be a number of bytes from 1 to 2^32 = {DEFAULT_DM_SIZE}, not {self.dm_size}")
+            raise ValueError(
+                f"dm-size must be a number of bytes from 1 to 2^19 = {DEFAULT_DM_SIZE} (one slice's DM), not "
+                f"{self.dm_size}"
+            )
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         funcs = [o for o in walk(op) if isinstance(o, FuncOp)]

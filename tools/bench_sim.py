@@ -28,13 +28,19 @@ target 6).
    dequant_nvfp4/0 -o out.npy``, process start and file writing included)
    and prints them.
 
+3. **slices vs one DM** (``--baseline PYTHON``, issue 21): ``fetchc run`` of
+   ``examples/nvfp4_dequant_f32.mlir`` (256 slices, 16 rows each) on a whole
+   4096 x 4096 weight, against the same command run by a checkout from before
+   slices (its example one 73 MiB DM), alternating; the median of the paired
+   CPU-time ratios (:func:`slices_vs_single_dm`).  Target: <= 1.5.
+
 Every output is checked against ``ml_dtypes`` on a sample.  The machine may
 be shared and noisy: rounds are paired and medians reported, with the spread.
 
 Usage::
 
     python tools/bench_sim.py [--mib 256] [--repeat 5] [--threads N] [--cast] [--strided]
-                              [--run-size 4096] [--cli] [--files DIR]
+                              [--run-size 4096] [--cli] [--files DIR] [--baseline PYTHON]
 
 ``--strided`` uses a non-mergeable loop nest over the same bytes (the
 general, offset-array path); ``--files DIR`` also writes ``bench.seq.bin``
@@ -183,10 +189,12 @@ def decode_vs_copy(a: argparse.Namespace) -> float:
 
 
 def nvfp4_text(n: int) -> str:
+    """``examples/nvfp4_dequant_f32.mlir`` for an ``n`` x ``n`` weight: 16
+    rows per slice on ``n / 16`` slices (``n`` a multiple of 64, at most 8192)."""
     text = (ROOT / "examples" / "nvfp4_dequant_f32.mlir").read_text()
     return (
-        text.replace("4096x4096", f"{n}x{n}").replace("4096x256", f"{n}x{n // 16}")
-        .replace("[4096, 64]", f"[{n}, {n // 64}]")
+        text.replace("16x4096", f"16x{n}").replace("16x256", f"16x{n // 16}")
+        .replace("[16, 64]", f"[16, {n // 64}]").replace("rngd.slices = 256", f"rngd.slices = {n // 16}")
     )  # fmt: skip
 
 
@@ -208,7 +216,7 @@ def run_vs_decode(a: argparse.Namespace) -> float:
     out = None
     for _ in range(a.repeat):
         out = None
-        td, dec = _timed(lambda: sim.simulate_program(prog, sb.tables, image, threads=a.threads, progress=False))
+        td, dec = _timed(lambda: sim.simulate_slices(prog, sb.tables, image, threads=a.threads, progress=False))
         del dec
         tr, out = _timed(lambda: fetchc.run(text, codes=codes, bscale=bscale, gscale=0.5))
         t_dec.append(td)
@@ -226,7 +234,7 @@ def run_vs_decode(a: argparse.Namespace) -> float:
     if not np.array_equal(out["out"].reshape(-1)[pos].view(np.uint32), want.view(np.uint32)):
         raise SystemExit("bench_sim: fetchc.run output does not match the reference sample")
     r = statistics.median(ratios)
-    print(f"NVFP4 {n}x{n}: decode alone (simulate_program of dequant_nvfp4/0): {_spread(t_dec)} s")
+    print(f"NVFP4 {n}x{n} on {n // 16} slices: decode alone (simulate_slices of dequant_nvfp4/0): {_spread(t_dec)} s")
     print(f"NVFP4 {n}x{n}: fetchc.run (compile + layout + 2 programs + scales + commit): {_spread(t_run)} s")
     print(f"run / decode (paired, median of {a.repeat}): {r:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}; "
           f"target <= 2)")  # fmt: skip
@@ -259,6 +267,54 @@ def cli_run_vs_sim(a: argparse.Namespace, text: str, codes: np.ndarray, bscale: 
               f"(process start and the .npz/.npy writing included)")  # fmt: skip
 
 
+def slices_vs_single_dm(a: argparse.Namespace) -> float:
+    """Part 3 (``--baseline PYTHON``): ``fetchc run`` of the 4096 x 4096
+    NVFP4 example on 256 slices (this checkout) against the same command in
+    a checkout from before slices existed, whose example is one 73 MiB DM
+    (``PYTHON``: that checkout's venv python, e.g. ``../old/.venv/bin/python``),
+    on the same whole-weight ``.npy`` files; alternating, ``--repeat`` rounds.
+    Reported: wall and CPU (user + system of the child) per side, and the
+    median of the per-round CPU ratios slices / single DM (target <= 1.5).
+    Both outputs are compared bit for bit."""
+    import resource
+
+    with tempfile.TemporaryDirectory() as d:
+        dp = pathlib.Path(d)
+        rng = np.random.default_rng(3)
+        np.save(dp / "w.npy", rng.integers(0, 256, (4096, 2048), dtype=np.uint8))
+        np.save(dp / "s.npy", rng.integers(0, 0x7F, (4096, 256), dtype=np.uint8))
+        base_root = pathlib.Path(subprocess.run(
+            [a.baseline, "-c", "import fetchc, pathlib; print(pathlib.Path(fetchc.__file__).resolve().parents[1])"],
+            check=True, capture_output=True, text=True, cwd=dp).stdout.strip())  # fmt: skip
+        args = ["--arg", f"codes={dp / 'w.npy'}", "--arg", f"bscale={dp / 's.npy'}", "--arg", "gscale=0.5"]
+        sides = {
+            "slices": [sys.executable, "-m", "fetchc.cli", "run", str(ROOT / "examples/nvfp4_dequant_f32.mlir"), *args,
+                       "-o", str(dp / "slices.npz")],
+            "single": [a.baseline, "-m", "fetchc.cli", "run", str(base_root / "examples/nvfp4_dequant_f32.mlir"),
+                       *args, "-o", str(dp / "single.npz")],
+        }  # fmt: skip
+        wall: dict[str, list[float]] = {k: [] for k in sides}
+        cpu: dict[str, list[float]] = {k: [] for k in sides}
+        for _ in range(a.repeat):
+            for k, cmd in sides.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t, _ = _timed(lambda: subprocess.run(cmd, check=True, cwd=dp))  # cwd: never import this checkout
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                wall[k].append(t)
+                cpu[k].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        with np.load(dp / "slices.npz") as x, np.load(dp / "single.npz") as y:
+            if not np.array_equal(x["out"].view(np.uint32), y["out"].view(np.uint32)):
+                raise SystemExit("bench_sim: the 256-slice and the single-DM outputs differ")
+    ratios = [c / b for c, b in zip(cpu["slices"], cpu["single"])]
+    wratios = [c / b for c, b in zip(wall["slices"], wall["single"])]
+    for k in sides:
+        print(f"{k:>6}: wall {_spread(wall[k])} s, cpu {_spread(cpu[k])} s: {shlex.join(sides[k])}")
+    r = statistics.median(ratios)
+    print(f"fetchc run, 256 slices / single DM (paired, median of {a.repeat}): cpu {r:.2f} (min {min(ratios):.2f}, "
+          f"max {max(ratios):.2f}), wall {statistics.median(wratios):.2f}; target <= 1.5")  # fmt: skip
+    return r
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench_sim", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=int, default=256, help="DM image size in MiB (default 256); 0 skips part 1")
@@ -269,12 +325,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--run-size", type=int, default=4096, help="N of the N x N NVFP4 run benchmark; 0 skips it")
     ap.add_argument("--cli", action="store_true", help="also time fetchc run / fetchc sim as commands")
     ap.add_argument("--files", metavar="DIR", help="also write bench.seq.bin and dm.bin into DIR")
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="part 3: the python of a checkout from before slices; compare fetchc run of the NVFP4 example")
     a = ap.parse_args(argv)
     print(f"command: python tools/bench_sim.py {shlex.join(argv)}".rstrip())
     if a.mib:
         decode_vs_copy(a)
     if a.run_size:
         run_vs_decode(a)
+    if a.baseline:
+        slices_vs_single_dm(a)
     return 0
 
 

@@ -98,6 +98,11 @@ __all__ = [
     "packed_bytes",
     "dm_image",
     "image_size",
+    "check_value",
+    "place_slices",
+    "slice_images",
+    "split_slices",
+    "whole_spec",
 ]
 
 PLACE_CHUNK = 1 << 20
@@ -653,6 +658,80 @@ def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
             image[(base + addr * size)[:, None] + np.arange(size)] = raw
 
 
+def whole_spec(spec: TensorSpec, slices: int, slice_dim: int | None) -> TensorSpec:
+    """The spec of the whole tensor of a kernel on ``slices`` slices (ir.md
+    §2a): ``spec`` (one slice's part) with dimension ``slice_dim`` times
+    ``slices``, row-major; ``spec`` itself when replicated (``slice_dim``
+    ``None``).  What users give and ``fetchc run`` returns."""
+    if slice_dim is None:
+        return spec
+    shape = spec.shape[:slice_dim] + (spec.shape[slice_dim] * slices,) + spec.shape[slice_dim + 1 :]
+    return TensorSpec(spec.name, spec.elem, shape)
+
+
+def check_value(spec: TensorSpec, value: Any) -> None:
+    """Raise :class:`InputError` unless ``value`` is an accepted form of
+    ``spec`` (:func:`canonical_values`, or packed 4-bit bytes), without
+    converting a packed array."""
+    if packed_bytes(spec, value) is None:
+        canonical_values(spec, value)
+
+
+def split_slices(spec: TensorSpec, value: Any, slices: int, slice_dim: int | None) -> np.ndarray:
+    """A whole tensor (any form :func:`canonical_values` accepts for
+    :func:`whole_spec`) as the stack of its ``slices`` parts, ``(slices,) +``
+    the part's shape (ir.md §2a: slice ``s`` holds indices ``[s·n, (s+1)·n)``
+    of dimension ``slice_dim``, ``n = spec.shape[slice_dim]``; a replicated
+    tensor's value repeated, as a broadcast view).  A packed 4-bit array
+    split along a dimension other than the last stays packed (``uint8``, the
+    last dim halved); anything else comes back canonical.  Raises
+    :class:`InputError` as :func:`canonical_values` does."""
+    whole = whole_spec(spec, slices, slice_dim)
+    raw = None
+    if slice_dim is None or slice_dim < len(spec.shape) - 1:
+        raw = value if packed_bytes(whole, value) is not None else None
+    a = np.asarray(raw) if raw is not None else canonical_values(whole, value)
+    if slice_dim is None:
+        return np.broadcast_to(a, (slices,) + a.shape)
+    d, n = slice_dim, spec.shape[slice_dim]
+    parts = a.reshape(a.shape[:d] + (slices, n) + a.shape[d + 1 :])
+    return np.moveaxis(parts, d, 0)
+
+
+def place_slices(image: np.ndarray, spec: TensorSpec, stack: np.ndarray) -> None:
+    """Write every slice's part of a tensor into its slice's DM image:
+    ``image`` ``(slices, bytes)`` ``uint8`` (row ``s`` = slice ``s``'s DM),
+    ``stack`` ``(slices,) + part`` from :func:`split_slices`.  A contiguous
+    layout is written for all slices at once; a strided one slice by slice
+    (:func:`place`).  Raises :class:`InputError` as :func:`place` does."""
+    if not (isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 2):
+        raise TypeError("the slices' DM images must be a 2-D uint8 array")
+    e = spec.elem
+    alo, _ = spec.address_range()
+    fast = spec.size and _contiguous(spec) and not (e.is_subbyte and (alo % 2 or spec.size % 2))
+    if not fast or spec.dm_base is None or stack.shape[0] == 1:
+        for s in range(stack.shape[0]):
+            place(image[s], spec, stack[s])
+        return
+    base = spec.dm_base
+    blo, bhi = spec.byte_range()
+    if base + blo < 0 or base + bhi > image.shape[1]:
+        raise InputError(
+            f"{_who(spec)} occupies DM bytes [{base + blo}, {base + bhi}), outside the {image.shape[1]}-byte DM image"
+        )
+    start = base + (alo // 2 if e.is_subbyte else alo * (e.bits // 8))
+    slices = stack.shape[0]
+    if stack.dtype == np.uint8 and e.is_subbyte and stack.shape[1:] != spec.shape:  # packed bytes
+        data = stack.reshape(slices, -1)
+    elif stack.dtype == np.uint8 and e.is_subbyte:  # one 4-bit code per byte (the sim encoding)
+        data = pack_elements(np.ascontiguousarray(stack).view(e.np_dtype).reshape(slices, -1), e).reshape(slices, -1)
+    elif e.is_subbyte or sys.byteorder != "little":
+        data = pack_elements(np.ascontiguousarray(stack).reshape(slices, -1), e).reshape(slices, -1)
+    else:
+        data = np.ascontiguousarray(stack).reshape(slices, -1).view(np.uint8)
+    image[:, start : start + data.shape[1]] = data
+
+
 def dm_image(tensors: Sequence[tuple[TensorSpec, Any]], size: int | None = None) -> np.ndarray:
     """The one builder of DM images (``fetchc run``, ``fetchc sim --arg``,
     the tests): a zeroed image with every ``(spec, values)`` written at its
@@ -662,12 +741,32 @@ def dm_image(tensors: Sequence[tuple[TensorSpec, Any]], size: int | None = None)
     size.  ``size``: the image size in bytes; default just past the last byte
     of any tensor.  Returns a new 1-D ``uint8`` array.  Raises
     :class:`InputError` as :func:`place` does."""
+    return slice_images(tensors, 1, size).reshape(-1)
+
+
+def slice_images(
+    tensors: Sequence[tuple[TensorSpec, Any]], slices: int, size: int | None = None,
+    slice_dims: Sequence[int | None] | None = None,
+) -> np.ndarray:  # fmt: skip
+    """The DM images of ``slices`` slices, ``(slices, size)`` ``uint8``:
+    :func:`dm_image` for each slice, the whole tensors in ``tensors`` split
+    (:func:`split_slices`, ``slice_dims[i]`` for tensor ``i``; default all
+    replicated) and written at the same placement in every slice
+    (:func:`place_slices`).  ``size`` defaults to just past the last byte of
+    any tensor, rounded up to 8 bytes when ``slices > 1``."""
     if size is None:
         size = image_size(spec for spec, _ in tensors)
-    image = np.zeros(size, dtype=np.uint8)
-    for spec, values in tensors:
-        if values is not None:
-            place(image, spec, values)
+        if slices > 1:
+            size = -(-size // 8) * 8
+    image = np.zeros((slices, size), dtype=np.uint8)
+    for i, (spec, values) in enumerate(tensors):
+        if values is None:
+            continue
+        d = None if slice_dims is None else slice_dims[i]
+        if slices == 1 and d is None:
+            place(image[0], spec, values)
+        else:
+            place_slices(image, spec, split_slices(spec, values, slices, d))
     return image
 
 

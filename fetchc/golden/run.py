@@ -113,14 +113,14 @@ from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
     InputError,
     TensorSpec,
-    canonical_values,
     check_names,
-    dm_image,
+    check_value,
     file_bytes,
     image_size,
-    packed_bytes,
-    place,
+    place_slices,
     read_files,
+    slice_images,
+    whole_spec,
     scalar_value,
 )
 from fetchc.npyio import NpyFile
@@ -158,19 +158,32 @@ def tensor_spec(t: ManifestTensor) -> TensorSpec:
     return TensorSpec(t.name, t.dtype, tuple(t.shape), tuple(t.strides), t.offset, t.dm_base)
 
 
+def given_spec(t: ManifestTensor, slices: int) -> TensorSpec:
+    """The spec of the array a user gives for (or gets back as) tensor ``t``
+    of a kernel on ``slices`` slices: the whole tensor (ir.md §2a, §5;
+    :func:`~fetchc.golden.inputs.whole_spec`)."""
+    return whole_spec(tensor_spec(t), slices, t.slice_dim)
+
+
 def kernel_image(kernel: Kernel, values: Mapping[str, Any]) -> np.ndarray:
-    """A zeroed DM image (``uint8``, address 0 = first byte, up to the last
-    byte of any tensor of ``kernel``) with each named tensor of ``values``
-    (any form :func:`~fetchc.golden.inputs.canonical_values` accepts) at its
-    MANIFEST placement, in the kernel's tensor order (a later tensor wins
-    where explicit placements overlap).  Names that are not tensors of the
-    kernel are ignored here (the callers check names first).  Raises
+    """The DM images of ``kernel``'s slices, ``(slices, bytes)`` ``uint8``
+    (:func:`~fetchc.golden.inputs.slice_images`; row ``s`` = slice ``s``'s
+    DM, address 0 its first byte, up to the last byte of any tensor): each
+    named tensor of ``values`` (the whole tensor, any form
+    :func:`~fetchc.golden.inputs.canonical_values` accepts) split by its
+    ``slice_dim`` (replicated without one) and placed at its MANIFEST
+    placement, in the kernel's tensor order (a later tensor wins where
+    explicit placements overlap).  Names that are not tensors of the kernel
+    are ignored here (the callers check names first).  Raises
     :class:`InputError` for a value of the wrong shape or type."""
-    return dm_image([(tensor_spec(t), values.get(t.name)) for t in kernel.tensors])
+    return slice_images(
+        [(tensor_spec(t), values.get(t.name)) for t in kernel.tensors], kernel.slices,
+        slice_dims=[t.slice_dim for t in kernel.tensors],
+    )  # fmt: skip
 
 
 def _check_given(
-    expected: Sequence[ManifestTensor],
+    expected: Sequence[TensorSpec],
     scalars: Sequence[str],
     given: Sequence[str],
     not_inputs: Mapping[str, str],
@@ -184,7 +197,7 @@ def _check_given(
     optional = set(optional)
     rest = [n for n in given if n not in not_inputs]
     opt_given = [n for n in dict.fromkeys(rest) if n in optional]
-    specs = {t.name: tensor_spec(t) for t in expected if t.name not in optional or t.name in opt_given}
+    specs = {t.name: t for t in expected if t.name not in optional or t.name in opt_given}
     names = [s for s in scalars if s not in optional or s in opt_given]
     try:
         check_names(specs, names, rest)
@@ -217,10 +230,11 @@ def _read_within_budget(
     ``values`` still to be read and every output against the memory budget
     (:func:`fetchc.golden.sim.check_memory`), then read the files and check
     their values as :func:`sim_kernels` checks in-memory arrays."""
-    tensors = {t.name: tensor_spec(t) for k in kernels for t in k.tensors}
+    tensors = {t.name: given_spec(t, k.slices) for k in kernels for t in k.tensors}
     input_bytes = file_bytes(values, tensors)
-    image = max((image_size(tensor_spec(t) for t in k.tensors) for k in kernels), default=0)
-    sim.check_memory(sb, image, program, input_bytes=input_bytes)
+    image = max((k.slices * image_size(tensor_spec(t) for t in k.tensors) for k in kernels), default=0)
+    slices = max((k.slices for k in kernels), default=1)
+    sim.check_memory(sb, image, program, input_bytes=input_bytes, slices=slices)
     if input_bytes == 0 and not any(isinstance(v, NpyFile) for v in values.values()):
         return values
     values = read_files(values)
@@ -251,8 +265,8 @@ def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = Non
         chosen = {keys.index(program)}
     else:
         chosen = set(range(len(keys)))
-    required: dict[str, ManifestTensor] = {}
-    optional: dict[str, ManifestTensor] = {}
+    required: dict[str, TensorSpec] = {}
+    optional: dict[str, TensorSpec] = {}
     scalars: list[str] = []
     not_inputs: dict[str, str] = {}
     for k in kernels:
@@ -261,34 +275,34 @@ def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = Non
             if t.scratch:
                 not_inputs[t.name] = "is a scratch buffer fetchc created: it starts as zeros and is never given"
             elif i in read:
-                required.setdefault(t.name, t)
+                required.setdefault(t.name, given_spec(t, k.slices))
             else:
-                optional.setdefault(t.name, t)
+                optional.setdefault(t.name, given_spec(t, k.slices))
         scalars += [s.name for s in k.scalars if s.name not in scalars]
     for name in required:
         optional.pop(name, None)
         not_inputs.pop(name, None)
     for name in optional:
         not_inputs.pop(name, None)
+    for k in kernels:
+        _check_ranks(k, 1 if k.slices > 1 else 0)
     expected = list(required.values()) + list(optional.values())
     _check_given(expected, scalars, list(values), not_inputs, optional=[*optional, *scalars])
-    file_bytes(values, {t.name: tensor_spec(t) for t in expected})  # .npy headers: shape and type
+    file_bytes(values, {spec.name: spec for spec in expected})  # .npy headers: shape and type
     _check_values(kernels, values)
     return kernels
 
 
 def _check_values(kernels: Sequence[Kernel], values: Mapping[str, Any]) -> None:
     """Every given value checked before any work: scalars are numbers,
-    arrays are in an accepted form (:func:`canonical_values`).  ``.npy``
-    files not read yet are skipped (their headers were checked)."""
-    tensors = {t.name: t for k in kernels for t in k.tensors if not t.scratch}
+    arrays are the whole tensor in an accepted form (:func:`check_value`).
+    ``.npy`` files not read yet are skipped (their headers were checked)."""
+    tensors = {t.name: given_spec(t, k.slices) for k in kernels for t in k.tensors if not t.scratch}
     for name, value in values.items():
         if isinstance(value, NpyFile):
             continue
         if name in tensors:
-            spec = tensor_spec(tensors[name])
-            if packed_bytes(spec, value) is None:
-                canonical_values(spec, value)
+            check_value(tensors[name], value)
         elif any(s.name == name for k in kernels for s in k.scalars):
             scalar_value(name, value)
 
@@ -297,9 +311,11 @@ def simulate_with_args(
     sb: SeqBin, values: Mapping[str, Any], program: str | None = None, **kw: Any
 ) -> dict[str, np.ndarray]:
     """``fetchc sim --arg``: run the programs (all, or the one named
-    ``program``) each on its kernel's DM image from :func:`sim_images`.
-    Returns ``{program name: array}`` shaped as the stream's time then packet
-    dims (ir.md §5), in file order.  Extra keyword arguments go to
+    ``program``) each on its kernel's DM images from :func:`sim_images`, every
+    slice at once (:func:`fetchc.golden.sim.simulate_slices`).  Returns
+    ``{program name: array}`` shaped as the stream's time then packet dims
+    (ir.md §5), with a leading slice axis for a kernel on more than one
+    slice, in file order.  Extra keyword arguments go to
     :func:`fetchc.golden.sim.simulate_program`.  Raises as
     :func:`sim_images` and :class:`fetchc.golden.sim.SimError`."""
     keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
@@ -312,13 +328,14 @@ def simulate_with_args(
     kernels = sim_kernels(sb, values, program)
     values = _read_within_budget(sb, kernels, values, program)
     for kernel in kernels:
-        image = kernel_image(kernel, values)  # one image at a time
+        images = kernel_image(kernel, values)  # one kernel at a time
+        lead = (kernel.slices,) if kernel.slices > 1 else ()
         for kp in kernel.programs:
             key = keys[kp.index]
             if program is not None and key != program:
                 continue
-            arr = sim.simulate_program(sb.programs[kp.index], sb.tables, image, name=key, **kw)
-            out[key] = arr.reshape(kp.shape)
+            arr = sim.simulate_slices(sb.programs[kp.index], sb.tables, images, name=key, **kw)
+            out[key] = arr.reshape(lead + kp.shape)
     return {k: out[k] for k in keys if k in out}
 
 
@@ -373,6 +390,7 @@ class _Runner:
 
         self.scratch = {op: name for op, name in scratch_names(fn).items()}
         self.kp = {p.index: p for p in kernel.programs}
+        self.slices = kernel.slices
         self.body = list(fn.body.block.ops) if fn.body.blocks else []
 
     # ---- names ------------------------------------------------------------
@@ -421,22 +439,23 @@ class _Runner:
     def run(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         inputs, why = self.inputs()
         scalars = [s.name for s in self.kernel.scalars]
-        _check_given(inputs, scalars, list(values), why)
-        input_bytes = file_bytes(values, {t.name: tensor_spec(t) for t in inputs})  # .npy headers, nothing read
+        _check_given([given_spec(t, self.slices) for t in inputs], scalars, list(values), why)
+        _check_ranks(self.kernel)
+        input_bytes = file_bytes(values, {t.name: given_spec(t, self.slices) for t in inputs})  # headers only
         sim.check_memory(
-            self.sb, image_size(tensor_spec(t) for t in self.kernel.tensors), indices=[p.index for p in self.kernel.programs],
-            input_bytes=input_bytes, command="fetchc run",
+            self.sb, self.slices * image_size(tensor_spec(t) for t in self.kernel.tensors),
+            indices=[p.index for p in self.kernel.programs], input_bytes=input_bytes, command="fetchc run",
+            slices=self.slices,
         )  # fmt: skip
         values = read_files(values)
         for t in inputs:  # every value checked before any work
-            if packed_bytes(tensor_spec(t), values[t.name]) is None:
-                canonical_values(tensor_spec(t), values[t.name])
+            check_value(given_spec(t, self.slices), values[t.name])
         env: dict[SSAValue, Any] = {}
         block = self.fn.body.block
         for s in self.kernel.scalars:
             env[block.args[s.arg]] = scalar_value(s.name, values[s.name])
         given = {t.name for t in inputs}
-        image = dm_image([(tensor_spec(t), values[t.name] if t.name in given else None) for t in self.kernel.tensors])
+        image = kernel_image(self.kernel, {n: v for n, v in values.items() if n in given})
         reads_after = self._reads_after()
         outputs: dict[str, np.ndarray] = {}
         self.pending: list[_Stream] = []
@@ -481,7 +500,7 @@ class _Runner:
         elif isinstance(op, TransposeOp):
             s = self.materialise(env.pop(op.input))
             assert s.arr is not None
-            s.arr = rngd_ops.transpose(s.arr, op.result.type)
+            s.arr = rngd_ops.transpose(s.arr, op.result.type, (self.slices,))
             s.shape = s.arr.shape
             env[op.result] = s
         elif isinstance(op, BlockScaleOp):
@@ -538,7 +557,7 @@ class _Runner:
         index = self.program_ops[op]
         rec = self.sb.programs[index]
         bounds = output_magnitudes(rec, self.sb.tables) if rec.out_dtype == F32 else None
-        v = _Stream(None, self.kp[index].shape, (self.keys[index],), pending=index, bounds=bounds)
+        v = _Stream(None, (self.slices, *self.kp[index].shape), (self.keys[index],), pending=index, bounds=bounds)
         self.pending.append(v)
         return v
 
@@ -554,7 +573,7 @@ class _Runner:
             def post(out: np.ndarray, lo: int, hi: int, _chain: ScaleChain = chain) -> None:
                 _chain.apply(out, lo, hi)
 
-        arr = sim.simulate_program(
+        arr = sim.simulate_slices(
             self.sb.programs[index], self.sb.tables, self.image, name=self.keys[index], threads=self.threads,
             progress=self.progress, progress_prefix="fetchc run", post=post,
         )  # fmt: skip
@@ -614,9 +633,9 @@ class _Runner:
             )
         s = self.materialise(v)
         assert s.arr is not None
-        arr = s.arr.reshape(tuple(t.shape))
+        arr = rngd_ops.committed(s.arr, tuple(t.shape), (self.slices,))
         if not t.scratch:
-            outputs[t.name] = arr
+            outputs[t.name] = self.assemble(op, t, arr)
         spec = tensor_spec(t)
         blo, bhi = spec.byte_range()
         lo, hi = t.dm_base + blo, t.dm_base + bhi
@@ -625,7 +644,44 @@ class _Runner:
                 a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]
                 if a < hi and lo < b:
                     self.force(p)
-            place(image, spec, arr)
+            place_slices(image, spec, arr)
+
+    def assemble(self, op: CommitOp, t: ManifestTensor, arr: np.ndarray) -> np.ndarray:
+        """The whole committed tensor from every slice's part ``arr``
+        (``(slices,) + t.shape``; ir.md §2a): joined along ``t.slice_dim``,
+        or, replicated, slice 0's part after checking that every slice wrote
+        the same bits (else a located error naming the tensor)."""
+        if t.slice_dim is not None:
+            return np.moveaxis(arr, 0, t.slice_dim).reshape(given_spec(t, self.slices).shape)
+        if self.slices > 1 and arr.size:
+            u = arr.view(f"u{arr.dtype.itemsize}")
+            differ = u[1:] != u[:1]
+            if differ.any():
+                s, *idx = (int(i) for i in np.unravel_index(int(np.flatnonzero(differ)[0]), differ.shape))
+                raise DiagnosticError(
+                    op_error(op, f"commits tensor '{t.name}', which has no rngd.slice_dim (every slice holds the "
+                             f"same values), but slice {s + 1} writes element {tuple(idx)} differently from slice 0 "
+                             f"(of {self.slices} slices): give it an rngd.slice_dim to assemble the slices' parts, "
+                             "or make every slice write the same values")
+                )  # fmt: skip
+        return arr[0]
+
+
+def _check_ranks(kernel: Kernel, lead: int = 1) -> None:
+    """Raise :class:`RunError` when an array ``fetchc run`` (or ``sim
+    --arg``) would make for ``kernel`` has more dimensions than numpy allows
+    (:data:`fetchc.golden.sim.MAX_DIMS`, 64): a tensor or a program's stream,
+    each with ``lead`` leading slice axes (``run`` keeps one even for one
+    slice)."""
+    axis = " and a slice axis" if lead else ""
+    shapes = [(f"tensor {t.name!r}", t.shape) for t in kernel.tensors]
+    shapes += [(f"the stream of program {kp.index}", kp.shape) for kp in kernel.programs]
+    for what, shape in shapes:
+        if len(shape) + lead > sim.MAX_DIMS:
+            raise RunError(
+                f"{what} of @{kernel.name} has rank {len(shape)}: as a numpy array{axis} it would need "
+                f"{len(shape) + lead} dimensions, and numpy allows at most {sim.MAX_DIMS}"
+            )
 
 
 def _program_bytes(prog: Program) -> tuple[int, int]:

@@ -96,6 +96,7 @@ functions :func:`table_lookup_bytes`, :func:`cast_values`,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -120,6 +121,8 @@ __all__ = [
     "SimError",
     "simulate_program",
     "simulate",
+    "simulate_slices",
+    "slice_program",
     "stream_shape",
     "program_key",
     "check_memory",
@@ -179,6 +182,7 @@ def check_memory(
     indices: Iterable[int] | None = None,
     input_bytes: int = 0,
     command: str = "fetchc sim",
+    slices: int = 1,
 ) -> None:
     """Raise :class:`SimError` before anything is allocated when the DM image
     (``dm_bytes``), the input arrays still to be read (``input_bytes``) and
@@ -189,7 +193,9 @@ def check_memory(
     against an explicit or physical-memory limit, not against the address
     space left, which already excludes it).  A program whose record is too
     broken to size is skipped here; running it reports the error.
-    ``command`` names the command in the message (``fetchc run``)."""
+    ``command`` names the command in the message (``fetchc run``);
+    ``slices``: every program runs on that many slices (its output is that
+    many times larger; ``dm_bytes`` counts every slice's image)."""
     limit, from_free_space = _memory_budget()
     if dm_loaded and from_free_space:
         dm_bytes = 0
@@ -208,8 +214,8 @@ def check_memory(
             size = sim_dtype(prog.out_dtype).itemsize
         except Exception:  # noqa: BLE001 - a corrupt record: its own run reports it
             continue
-        elements += n
-        total += n * size
+        elements += n * slices
+        total += n * size * slices
         names.append(key)
     if dm_bytes + input_bytes + total <= limit:
         return
@@ -309,6 +315,50 @@ def simulate_program(
 # --------------------------------------------------------------------------
 
 
+MAX_DIMS = 64
+"""numpy's limit on an array's dimensions (``NPY_MAXDIMS``): a stream or a
+tensor of higher rank cannot be returned."""
+
+
+def slice_program(prog: Program, slices: int, slice_bytes: int) -> Program:
+    """``prog`` as one program over ``slices`` DM images laid end to end,
+    ``slice_bytes`` each (hardware.md §1a: every slice runs the same register
+    block on its own DM): one more, outermost loop entry ``(slices :
+    slice_bytes in elements of in_dtype)``.  ``prog`` itself for one slice.
+    Raises :class:`SimError` when ``slice_bytes`` is not a whole number of
+    elements."""
+    if slices == 1:
+        return prog
+    bits = prog.in_dtype.bits
+    if (slice_bytes * 8) % bits:
+        raise SimError(f"a {slice_bytes}-byte slice image is not a whole number of {prog.in_dtype} elements")
+    return dataclasses.replace(
+        prog, limits=(slices, *prog.limits), strides=(slice_bytes * 8 // bits, *prog.strides)
+    )
+
+
+def simulate_slices(prog: Program, tables: Sequence[Table], images: np.ndarray, *, name: str | None = None, **kw) -> np.ndarray:
+    """Run ``prog`` on every slice's DM image at once (ir.md §2a, §5):
+    ``images`` is ``(slices, bytes)`` ``uint8``, row ``s`` slice ``s``'s DM;
+    the slices run as **one** batched simulation (:func:`slice_program`), not
+    a loop.  Every read is checked against one slice's image first, so no
+    program reads into the next slice.  Returns ``(slices, packets,
+    packet_size)`` in the sim encoding.  Keyword arguments go to
+    :func:`simulate_program` (a ``post`` hook sees the flat output of all
+    slices, slice-major; ``out`` must hold every slice's elements).  Raises
+    :class:`SimError`."""
+    if not (isinstance(images, np.ndarray) and images.dtype == np.uint8 and images.ndim == 2):
+        raise SimError("the slices' DM images must be a 2-D uint8 array")
+    slices, size = images.shape
+    label = name if name is not None else (prog.name if prog.name is not None else "(unnamed)")
+    if not prog.limits or len(prog.limits) != len(prog.strides):
+        raise SimError(f"program {label}: needs 1 or more positive limits and as many strides")
+    check_read_bounds(prog, label, size)
+    batched = slice_program(prog, slices, size)
+    arr = simulate_program(batched, tables, np.ascontiguousarray(images).reshape(-1), name=label, **kw)
+    return arr.reshape(slices, -1, prog.packet_size)
+
+
 def program_key(prog: Program, index: int) -> str:
     """The name a program's result is keyed by: its ``name``, or ``#<index>``
     for an unnamed one (word 1 = 0xFFFFFFFF)."""
@@ -322,7 +372,15 @@ def stream_shape(sb: SeqBin, index: int) -> tuple[int, ...] | None:
     if sb.manifest is None:
         return None
     found = sb.manifest.program(index)
-    return None if found is None else found[1].shape
+    if found is None:
+        return None
+    kp = found[1]
+    if len(kp.shape) > MAX_DIMS:
+        raise SimError(
+            f"program {index}: its stream has rank {len(kp.shape)} (time {len(kp.time)} dims, packet "
+            f"{len(kp.packet)}), more than the {MAX_DIMS} dimensions a numpy array (the output) can have"
+        )
+    return kp.shape
 
 
 def simulate(
@@ -332,7 +390,8 @@ def simulate(
     only the one named ``program``.  Returns ``{name: array}`` as
     :func:`simulate_program` produces (keys: :func:`program_key`), or with
     ``shaped=True`` each reshaped to its stream's time then packet dims
-    (:func:`stream_shape`; unchanged for a file without MANIFEST).  Programs
+    (:func:`stream_shape`; unchanged for a file without MANIFEST; a stream
+    of more than :data:`MAX_DIMS` dims is a :class:`SimError`).  Programs
     are independent: each reads the same image (nothing is committed).
     Extra keyword arguments go to :func:`simulate_program`.
 
@@ -356,10 +415,10 @@ def simulate(
         chosen = [keys.index(program)]
     else:
         chosen = list(range(len(keys)))
+    shapes = {i: stream_shape(sb, i) if shaped else None for i in chosen}  # checked before any work
     out: dict[str, np.ndarray] = {}
     for i in chosen:
         arr = simulate_program(sb.programs[i], sb.tables, dm_arr, name=keys[i], **kw)
-        shape = stream_shape(sb, i) if shaped else None
-        out[keys[i]] = arr if shape is None else arr.reshape(shape)
+        out[keys[i]] = arr if shapes[i] is None else arr.reshape(shapes[i])
     return out
 

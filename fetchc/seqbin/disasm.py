@@ -26,7 +26,7 @@ vary (FileCheck ignores it)::
       unit: main
       in_dtype: f4E2M1FN
       out_dtype: f32
-      base: 0x600000 (6291456)
+      base: 0x60000 (393216)
       sequencer: [65536 : 1] : 16
       fetch_size: 4
       words_per_packet: 2
@@ -47,7 +47,7 @@ vary (FileCheck ignores it)::
         dtype: f4E2M1FN
         shape: [4096, 16]
         layout: strides [16, 1], offset 0
-        dm_base: 0x600000 (6291456)
+        dm_base: 0x60000 (393216)
         bytes: 32768
         use: read
       tensor 1: out (arg 1)
@@ -100,7 +100,7 @@ from typing import Any
 from fetchc import target
 from fetchc.escape import printable
 from fetchc.seqbin.format import STAGE_NAMES, UNIT_NAMES, FileInfo, Program, SeqBin, Table
-from fetchc.seqbin.manifest import Kernel, Manifest
+from fetchc.seqbin.manifest import Kernel, Manifest, Tensor
 from fetchc.seqbin.reader import read_info
 from fetchc.seqbin.writer import write
 from fetchc.target import CAST_BY_CODE, LOOKUP_TABLES, STAGE_ZERO_POINT, TABLE_ENTRIES, ZP_BY_MODE, ElementType
@@ -269,16 +269,26 @@ def _tensor_ref(k: Kernel, i: int) -> str:
     return f"{_name(t.name)} ({'scratch' if t.arg is None else f'arg {t.arg}'})"
 
 
+def _shape_text(t: Tensor, slices: int) -> str:
+    """One slice's shape, and the whole tensor's beside it (ir.md §2a)."""
+    text = _dims(t.shape)
+    if t.slice_dim is not None:
+        return f"{text} per slice; whole {_dims(t.whole_shape(slices))}, split along dim {t.slice_dim}"
+    if slices > 1:
+        return f"{text}, replicated on every slice"
+    return text
+
+
 def _manifest_lines(m: Manifest) -> list[str]:
     out = [f"manifest: producer {_quoted(m.producer)}", f"kernels: {len(m.kernels)}"]
     for ki, k in enumerate(m.kernels):
-        out += [f"kernel {ki}: {_name(k.name)}", f"  tensors: {len(k.tensors)}"]
+        out += [f"kernel {ki}: {_name(k.name)}", f"  slices: {k.slices}", f"  tensors: {len(k.tensors)}"]
         for ti, t in enumerate(k.tensors):
             use = [u for u, on in (("read", t.read), ("committed", t.committed)) if on]
             out += [
                 f"  tensor {ti}: {_tensor_ref(k, ti)}",
                 f"    dtype: {t.dtype}",
-                f"    shape: {_dims(t.shape)}",
+                f"    shape: {_shape_text(t, k.slices)}",
                 f"    layout: strides {_dims(t.strides)}, offset {t.offset}",
                 f"    dm_base: 0x{t.dm_base:x} ({t.dm_base})",
                 f"    bytes: {t.bytes}",

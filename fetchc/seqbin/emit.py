@@ -32,7 +32,7 @@ from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
 from fetchc.rewriting import walk
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, scratch_names, tensor_name
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, scratch_names, slice_dim, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
 from fetchc.target.layout import memref_byte_span, memref_layout
@@ -196,7 +196,7 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
         st = op.out_type
         assert st.elem is not None  # the fetch_seq.program verifier
         entries.append(KernelProgram(index, tensor_of[src], st.time, st.packet, st.elem, loc_text(op)))
-    return Kernel(f.sym_name.data, tuple(tensors), tuple(scalars), tuple(entries))
+    return Kernel(f.sym_name.data, tuple(tensors), tuple(scalars), tuple(entries), kernel_slices(f))
 
 
 def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tensor:
@@ -215,6 +215,7 @@ def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tenso
     return Tensor(
         arg=arg.index, name=tensor_name(arg), dtype=t, shape=tuple(mt.get_shape()), strides=tuple(strides),
         offset=offset, dm_base=_dm_base(f, arg), bytes=end - lo, read=read, committed=committed,
+        slice_dim=slice_dim(f, arg),
     )  # fmt: skip
 
 

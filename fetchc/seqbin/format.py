@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 MAGIC = b"FSEQ"
 VERSION_MAJOR = 1
-VERSION_MINOR = 1
+VERSION_MINOR = 2
 """The version a file with a MANIFEST is written as (one without is 1.0)."""
 HEADER_SIZE = 32
 ROW_SIZE = 16

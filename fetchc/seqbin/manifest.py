@@ -1,12 +1,13 @@
-"""The ``seq.bin`` MANIFEST (seqbin.md "MANIFEST", version 1.1): what each
+"""The ``seq.bin`` MANIFEST (seqbin.md "MANIFEST", version 1.2): what each
 kernel's programs read, where the tensors live in DM, and in which shape.
 
 The content model (frozen dataclasses, tuples, so equal content compares
 equal)::
 
     Manifest(kernels=(Kernel, ...), producer="fetchc 0.1.0")
-    Kernel(name, tensors=(Tensor, ...), scalars=(Scalar, ...), programs=(KernelProgram, ...))
-    Tensor(arg, name, dtype, shape, strides, offset, dm_base, bytes, read, committed, scratch=False)
+    Kernel(name, tensors=(Tensor, ...), scalars=(Scalar, ...), programs=(KernelProgram, ...), slices=1)
+    Tensor(arg, name, dtype, shape, strides, offset, dm_base, bytes, read, committed, scratch=False,
+           slice_dim=None)
     Scalar(arg, name, dtype)
     KernelProgram(index, tensor, time, packet, out_dtype, loc)
 
@@ -15,7 +16,12 @@ Units: ``shape``, ``strides``, ``offset``, ``time``, ``packet`` in elements;
 §2a) and ``bytes`` (from its lowest to its highest byte; 4-bit types two per
 byte, rounded up) in bytes.  ``Tensor.arg`` is the kernel argument index, or
 ``None`` for a compiler-owned ``scratch`` tensor; ``KernelProgram.index``
-indexes PROGRAMS, ``.tensor`` the kernel's ``tensors``.
+indexes PROGRAMS, ``.tensor`` the kernel's ``tensors``.  ``Kernel.slices``
+(1.2) is the kernel's ``rngd.slices`` (1 to 512); ``Tensor.slice_dim`` (1.2)
+its ``rngd.slice_dim`` or ``None`` when replicated; ``shape``, ``strides``,
+``dm_base`` and ``bytes`` are one slice's (:meth:`Tensor.whole_shape` gives the
+whole tensor's).  Both are always written; a 1.1 document without them reads
+as one slice, every tensor replicated.
 
 * :meth:`Manifest.to_bytes`: the canonical JSON (keys sorted, separators
   ``,`` and ``:``, no spaces, no trailing newline, UTF-8 text not escaped);
@@ -27,7 +33,11 @@ indexes PROGRAMS, ``.tensor`` the kernel's ``tensors``.
 * :meth:`Manifest.check`: indices in range and programs agreeing with their
   PROGRAMS records (element types, packet size, element count
   ``prod(time) * prod(packet) == prod(limits)``, each record in exactly one
-  kernel, a tensor's ``read`` flag equal to whether a program reads it).
+  kernel, a tensor's ``read`` flag equal to whether a program reads it),
+  each tensor's ``bytes`` equal to the span of its shape and layout and
+  lying in one slice's DM, and each record's base and extent inside its
+  tensor's bytes at its placement (a file whose program reads elsewhere
+  than the MANIFEST says would make ``sim --arg`` read the wrong bytes).
 
 Errors are :class:`ManifestError` ``(where, message)``: ``where`` is the
 path in the document (``kernels[0].programs[1].tensor``, or ``""``), the
@@ -44,7 +54,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from fetchc import __version__
-from fetchc.target import BASE_LIMIT, BY_NAME, ElementType
+from fetchc.target import BASE_LIMIT, BY_NAME, MAX_SLICES, ElementType
+from fetchc.target.layout import layout_byte_span, nest_byte_span
 
 __all__ = [
     "PRODUCER",
@@ -89,11 +100,21 @@ class Tensor:
     read: bool
     committed: bool
     scratch: bool = False
+    slice_dim: int | None = None
 
     @property
     def elements(self) -> int:
-        """Elements in the tensor's shape."""
+        """Elements in the tensor's shape (one slice's part)."""
         return math.prod(self.shape)
+
+    def whole_shape(self, slices: int) -> tuple[int, ...]:
+        """The whole tensor's shape on ``slices`` slices: :attr:`shape` with
+        dimension :attr:`slice_dim` times ``slices`` (ir.md §2a); the shape
+        itself when replicated."""
+        d = self.slice_dim
+        if d is None:
+            return self.shape
+        return self.shape[:d] + (self.shape[d] * slices,) + self.shape[d + 1 :]
 
 
 @dataclass(frozen=True)
@@ -142,6 +163,7 @@ class Kernel:
     tensors: tuple[Tensor, ...] = ()
     scalars: tuple[Scalar, ...] = ()
     programs: tuple[KernelProgram, ...] = ()
+    slices: int = 1
 
     def tensor(self, name: str) -> Tensor:
         """The tensor named ``name``; raises ``KeyError``."""
@@ -155,7 +177,9 @@ class _Record(Protocol):
     in_dtype: ElementType
     out_dtype: ElementType
     packet_size: int
+    base: int
     limits: Sequence[int]
+    strides: Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -239,6 +263,8 @@ class Manifest:
         :class:`ManifestError`."""
         where_of: dict[int, str] = {}
         for ki, k in enumerate(self.kernels):
+            for ti, t in enumerate(k.tensors):
+                _check_placement(t, f"kernels[{ki}].tensors[{ti}]")
             read = set()
             for pi, kp in enumerate(k.programs):
                 at = f"kernels[{ki}].programs[{pi}]"
@@ -251,6 +277,36 @@ class Manifest:
         for i in range(len(programs)):
             if i not in where_of:
                 raise ManifestError("", f"lists no kernel program for PROGRAMS record {i}")
+
+
+def _check_placement(t: Tensor, at: str) -> None:
+    """A tensor's ``bytes`` is what its shape, layout and element type span,
+    and that span lies in one slice's DM (hardware.md §1a, ir.md §2a)."""
+    lo, end = layout_byte_span(t.shape, t.strides, t.offset, t.dtype.bits)
+    if t.bytes != end - lo:
+        raise ManifestError(
+            f"{at}.bytes", f"is {t.bytes}, but shape {list(t.shape)}, strides {list(t.strides)} and offset {t.offset} "
+            f"of {t.dtype} span {end - lo} bytes"
+        )
+    if end > lo and (t.dm_base + lo < 0 or t.dm_base + end > BASE_LIMIT):
+        raise ManifestError(
+            f"{at}.dm_base", f"{t.dm_base} places tensor {t.name!r} at DM bytes [{t.dm_base + lo}, {t.dm_base + end}), "
+            f"outside one slice's DM [0, {BASE_LIMIT})"
+        )
+
+
+def _check_extent(kp: KernelProgram, at: str, t: Tensor, rec: _Record) -> None:
+    """The bytes PROGRAMS record ``kp.index`` reads (base and loop nest) lie
+    inside the bytes its tensor occupies at its placement."""
+    lo, end = layout_byte_span(t.shape, t.strides, t.offset, t.dtype.bits)
+    rlo, rend = nest_byte_span(rec.base, rec.limits, rec.strides, rec.in_dtype.bits)
+    tlo, tend = t.dm_base + lo, t.dm_base + end
+    if not (tlo <= rlo and rend <= tend):
+        raise ManifestError(
+            f"{at}.tensor",
+            f"is tensor {t.name!r}, placed at DM bytes [{tlo}, {tend}) (dm_base {t.dm_base}), but PROGRAMS record "
+            f"{kp.index} (base {rec.base}) reads bytes [{rlo}, {rend}): the program and the placement disagree",
+        )
 
 
 def _check_program(
@@ -285,6 +341,7 @@ def _check_program(
             f"{list(kp.time)} x packet {list(kp.packet)} is {kp.elements} elements, but the loop nest of "
             f"PROGRAMS record {n} reads {total}",
         )
+    _check_extent(kp, at, t, rec)
 
 
 # --------------------------------------------------------------------------
@@ -303,6 +360,7 @@ def _kernel_dict(k: Kernel) -> dict[str, Any]:
             for p in k.programs
         ],
         "scalars": [{"arg": s.arg, "dtype": s.dtype.name, "name": s.name} for s in k.scalars],
+        "slices": k.slices,
         "tensors": [_tensor_dict(t) for t in k.tensors],
     }  # fmt: skip
 
@@ -315,6 +373,7 @@ def _tensor_dict(t: Tensor) -> dict[str, Any]:
     if t.scratch:
         d["scratch"] = True
     d["shape"] = list(t.shape)
+    d["slice_dim"] = t.slice_dim
     d["strides"] = list(t.strides)
     return d
 
@@ -424,7 +483,7 @@ _PROGRAM_KEYS = ("index", "loc", "out_dtype", "packet", "tensor", "time")
 
 
 def _tensor(v: Any, at: str) -> Tensor:
-    d = _object(v, at, _TENSOR_KEYS, ("scratch",))
+    d = _object(v, at, _TENSOR_KEYS, ("scratch", "slice_dim"))
     scratch = _bool(d["scratch"], f"{at}.scratch") if "scratch" in d else False
     if scratch:
         if d["arg"] is not None:
@@ -436,11 +495,19 @@ def _tensor(v: Any, at: str) -> Tensor:
     strides = _ints(d["strides"], f"{at}.strides")
     if len(strides) != len(shape):
         raise ManifestError(f"{at}.strides", f"has {len(strides)} entries but shape has {len(shape)}")
+    slice_dim = d.get("slice_dim")
+    if slice_dim is not None:
+        slice_dim = _int(slice_dim, f"{at}.slice_dim", 0)
+        if slice_dim >= len(shape):
+            raise ManifestError(f"{at}.slice_dim", f"is {slice_dim}, out of range for a rank-{len(shape)} shape")
+        if scratch:
+            raise ManifestError(f"{at}.slice_dim", f"is {slice_dim}; a scratch tensor is never split (null)")
     return Tensor(
         arg=arg, name=_str(d["name"], f"{at}.name"), dtype=_dtype(d["dtype"], f"{at}.dtype", memory=True),
         shape=shape, strides=strides, offset=_int(d["offset"], f"{at}.offset"),
         dm_base=_int(d["dm_base"], f"{at}.dm_base", 0, BASE_LIMIT - 1), bytes=_int(d["bytes"], f"{at}.bytes", 0),
         read=_bool(d["read"], f"{at}.read"), committed=_bool(d["committed"], f"{at}.committed"), scratch=scratch,
+        slice_dim=slice_dim,
     )  # fmt: skip
 
 
@@ -459,12 +526,13 @@ def _program(v: Any, at: str) -> KernelProgram:
 
 
 def _kernel(v: Any, at: str) -> Kernel:
-    d = _object(v, at, ("name", "programs", "scalars", "tensors"))
+    d = _object(v, at, ("name", "programs", "scalars", "tensors"), ("slices",))
     k = Kernel(
         name=_str(d["name"], f"{at}.name"),
         tensors=_each(d["tensors"], f"{at}.tensors", _tensor),
         scalars=_each(d["scalars"], f"{at}.scalars", _scalar),
         programs=_each(d["programs"], f"{at}.programs", _program),
+        slices=_int(d["slices"], f"{at}.slices", 1, MAX_SLICES) if "slices" in d else 1,
     )
     _check_arguments(k, at)
     return k

@@ -85,6 +85,13 @@ __all__ = [
     "flit_count",
     "flit_bits",
     "is_dm_base",
+    "dm_base_problem",
+    "SLICE_DM_BYTES",
+    "DM_BANKS",
+    "DM_BANK_ROWS",
+    "DM_ROW_BYTES",
+    "SLICES_PER_CLUSTER",
+    "MAX_SLICES",
     "stride_fits",
     "innermost_ok",
     "read_bytes_ok",
@@ -327,14 +334,41 @@ SUB_READ_BYTES = 8
 """The sub context's fixed ``fetch_size``."""
 BASE_ALIGN = 8
 """``base`` must be a multiple of this many bytes."""
-BASE_LIMIT = 1 << 32
-"""``base`` (and every address) must be below this."""
+DM_BANKS, DM_BANK_ROWS, DM_ROW_BYTES = 16, 4096, 8
+"""One slice's DM: 16 banks of 4096 rows of 8 bytes (hardware.md §1a)."""
+SLICE_DM_BYTES = DM_BANKS * DM_BANK_ROWS * DM_ROW_BYTES
+"""Bytes of DM in one slice: 524288 = 2^19 (hardware.md §1a)."""
+BASE_LIMIT = SLICE_DM_BYTES
+"""``base`` (and every address a program reaches) must be below this: DM
+addresses are per slice, 0 ... 2^19 - 1 (hardware.md §1a, §3)."""
+SLICES_PER_CLUSTER = 256
+"""Slices in one cluster (2 clusters per chip; hardware.md §1a)."""
+MAX_SLICES = 512
+"""The most slices a kernel may run on (``rngd.slices``, ir.md §2a): one chip."""
 
 
 def is_dm_base(address: int) -> bool:
     """hardware.md §3: a tensor's ``base`` is a DM byte address that is a
-    multiple of 8 and below 2^32."""
-    return 0 <= address < BASE_LIMIT and address % BASE_ALIGN == 0
+    multiple of 8 and below 2^19."""
+    return dm_base_problem(address) is None
+
+
+def dm_base_problem(address: int, what: str = "base") -> str | None:
+    """Why ``address`` is not a legal ``base`` (hardware.md §3, ir.md §3
+    rule 8), as the rest of a sentence naming ``what`` and the numbers, or
+    ``None`` when it is one: a non-negative multiple of :data:`BASE_ALIGN`
+    below :data:`BASE_LIMIT` (one slice's DM)."""
+    if address < 0:
+        return f"{what} {address} is negative; it must be a DM byte address"
+    if address % BASE_ALIGN:
+        return f"{what} {address} is not a multiple of {BASE_ALIGN} bytes"
+    if address >= BASE_LIMIT:
+        return (
+            f"{what} {address} (0x{address:x}) is not below 2^19 = {BASE_LIMIT}, the size of one slice's DM "
+            f"({DM_BANKS} banks x {DM_BANK_ROWS} rows x {DM_ROW_BYTES} bytes); place the tensor lower, or split "
+            "it over slices (rngd.slices, rngd.slice_dim)"
+        )
+    return None
 
 
 def stride_fits(stride: int) -> bool:

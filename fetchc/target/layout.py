@@ -10,11 +10,15 @@ Spec: ir.md §1 (identity or ``strided<>`` layouts), §2 (linear maps: no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import AffineMapAttr, FixedBitwidthType, MemRefType, NoneAttr, StridedLayoutAttr
 from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 __all__ = [
+    "layout_byte_span",
+    "nest_byte_span",
     "NonLinearMap",
     "element_bits",
     "linear_coefficients",
@@ -144,8 +148,15 @@ def memref_byte_span(mt: MemRefType) -> tuple[int, int]:
     or offsets, unsupported layouts and elements without a DM layout
     (:func:`element_bits`).  Spec: ir.md §2a, seqbin.md MANIFEST ``bytes``."""
     strides, offset = memref_layout(mt)
-    bits = element_bits(mt.element_type)
-    shape = list(mt.get_shape())
+    return layout_byte_span(list(mt.get_shape()), strides, offset, element_bits(mt.element_type))
+
+
+def layout_byte_span(shape: Sequence[int], strides: Sequence[int], offset: int, bits: int) -> tuple[int, int]:
+    """:func:`memref_byte_span` on integers: ``(lo, end)`` in bytes relative
+    to the base, for ``shape`` / ``strides`` / ``offset`` in elements of
+    ``bits`` bits (4, 8, 16 or 32).  ``(0, 0)`` when a dimension is 0.  Pure
+    integer arithmetic (a MANIFEST's shape may be huge: nothing is
+    allocated)."""
     if any(d == 0 for d in shape):
         return 0, 0
     lo = hi = offset
@@ -159,3 +170,17 @@ def memref_byte_span(mt: MemRefType) -> tuple[int, int]:
         return lo // 2, hi // 2 + 1
     w = bits // 8
     return lo * w, (hi + 1) * w
+
+
+def nest_byte_span(base: int, limits: Sequence[int], strides: Sequence[int], bits: int) -> tuple[int, int]:
+    """``(lo, end)``: the DM bytes a loop nest reads (hardware.md §3), from
+    the byte address ``base`` of its first element, ``limits`` / ``strides``
+    in elements of ``bits`` bits; 4-bit element ``e`` lives in byte
+    ``base + floor(e / 2)``.  The extremes of ``Σ i_k·stride_k`` are reached,
+    so every read lies in the span."""
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(limits, strides))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(limits, strides))
+    if bits == 4:
+        return base + lo_e // 2, base + hi_e // 2 + 1
+    w = bits // 8
+    return base + lo_e * w, base + hi_e * w + w

@@ -239,7 +239,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
                 "strides", f"{L.field('strides', k)} is {s}, which does not fit the 32-bit signed stride field"
             )
     if not 0 <= p.base < BASE_LIMIT:
-        raise RecordError("base", f"{L.field('base')} is {p.base}, not a DM byte address below 2^32")
+        raise RecordError("base", f"{L.field('base')} is {p.base}, not a DM byte address below 2^19 = {BASE_LIMIT} (one slice's DM)")
     packet = p.packet_size
     if packet < 1:
         raise RecordError("packet_size", f"{L.field('packet_size')} is {packet}; it must be at least 1")

@@ -27,6 +27,7 @@ from fetchc.target import facts as target
 from fetchc.target import (
     BASE_ALIGN,
     BASE_LIMIT,
+    dm_base_problem,
     FLIT_BYTES,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
@@ -216,6 +217,7 @@ def derive(
     cast_out: ElementType | None,
     read_size: int | None,
     base: int,
+    placed: bool = True,
 ) -> SequencerConfig:
     """The sequencer configuration of one fetch (hardware.md §3).
 
@@ -230,12 +232,16 @@ def derive(
     * ``elem``: the stored element type; ``context``: ``"main"`` or
       ``"sub"``; ``cast_out``: the output type of the chain's cast stage, or
       ``None``; ``read_size``: a pinned read size, or ``None`` to derive one.
-    * ``base``: DM **byte** address of the memref's element 0.
+    * ``base``: DM **byte** address of the memref's element 0; ``placed``:
+      whether it is known (a ``base`` property or the placement gave it).  An
+      unplaced fetch (base 0 until ``fetch-place-dm``) is not checked against
+      the end of DM: the placement reports a kernel that does not fit, with
+      the slices that would make it fit.
 
     Raises :class:`SequencerError`, checking in this order: malformed
     arguments (ranks, context, a non-memory element type); ``base`` negative,
-    not a multiple of 8 or not below 2^32; non-positive sizes; an index
-    outside the memref; an address outside ``[0, 2^32)``; an odd 4-bit
+    not a multiple of 8 or not below 2^19; non-positive sizes; an index
+    outside the memref; an address outside ``[0, 2^19)`` (when placed); an odd 4-bit
     element offset; a dimension that cannot be split, more than 8 entries, a
     stride that does not fit i32; an odd non-innermost 4-bit entry stride;
     a non-contiguous innermost entry; no legal (or an illegal pinned / sub)
@@ -251,7 +257,7 @@ def derive(
         sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))
     ]
     offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
-    _check_addresses(base, offset, dim_strides, sizes, elem)
+    _check_addresses(base, offset, dim_strides, sizes, elem, placed)
     entries = _entries(sizes, dim_strides, elem, len(time_shape))
     packet_size = math.prod(packet_shape)
     _check_innermost(entries, packet_size)
@@ -331,13 +337,10 @@ def _check_sizes(memref_shape: Sequence[int], time_shape: Sequence[int], packet_
 
 
 def _check_base(base: int) -> None:
-    """hardware.md §3: ``base`` is a DM byte address, a multiple of 8, below 2^32."""
-    if base < 0:
-        raise SequencerError(f"base {base} is negative; it must be a DM byte address")
-    if base % BASE_ALIGN != 0:
-        raise SequencerError(f"base {base} is not a multiple of {BASE_ALIGN} bytes")
-    if base >= BASE_LIMIT:
-        raise SequencerError(f"base {base} is not below 2^32 = {BASE_LIMIT}")
+    """hardware.md §3: ``base`` is a DM byte address, a multiple of 8, below 2^19."""
+    problem = dm_base_problem(base)
+    if problem is not None:
+        raise SequencerError(problem)
 
 
 def _check_index_bounds(
@@ -357,17 +360,20 @@ def _check_index_bounds(
             )
 
 
-def _check_addresses(base: int, offset: int, dim_strides: Sequence[int], sizes: Sequence[int], elem: ElementType) -> None:
-    """Every byte read lies in ``[0, 2^32)``; a 4-bit first element is even."""
+def _check_addresses(
+    base: int, offset: int, dim_strides: Sequence[int], sizes: Sequence[int], elem: ElementType, placed: bool = True
+) -> None:
+    """Every byte read lies in ``[0, 2^19)`` (one slice's DM; the upper end
+    only when ``placed``); a 4-bit first element is even."""
     bits = elem.bits
     lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
     hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
     lo_addr = base + (lo_e * bits) // 8
     hi_addr = base + (hi_e * bits) // 8 + max(1, bits // 8) - 1
-    if lo_addr < 0 or hi_addr >= BASE_LIMIT:
+    if lo_addr < 0 or (placed and hi_addr >= BASE_LIMIT):
         raise SequencerError(
             f"the fetch reaches DM byte addresses [{lo_addr}, {hi_addr}], outside "
-            f"[0, 2^32): address outside the addressable DM"
+            f"[0, 2^19 = {BASE_LIMIT}): address outside one slice's DM"
         )
     if bits == 4 and offset % 2 != 0:
         raise SequencerError(

@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 DECODE = """\
 func.func @decode(%w: memref<4096x16xf4E2M1FN>, %out: memref<4096x16xf32>) {
-  %s = fetch.fetch %w {base = 6291456 : i64} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+  %s = fetch.fetch %w {base = 32768 : i64} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
   %d = fetch.convert %s : !fetch.stream<main, [4096], [16], f4E2M1FN> -> !fetch.stream<main, [4096], [16], f32>
   rngd.commit %d, %out : !fetch.stream<main, [4096], [16], f32>, memref<4096x16xf32>
   func.return
@@ -69,7 +69,7 @@ def test_compile_text_result_fields():
     (p,) = r.programs
     # [65536 : 1] : 16 (hardware.md §3), lookup + cast: 8 codes per read.
     assert (p.name, p.unit, p.base, p.limits, p.strides, p.packet_size) == (
-        "decode/0", 0, 6291456, (65536,), (1,), 16)
+        "decode/0", 0, 32768, (65536,), (1,), 16)
     assert (p.in_dtype, p.out_dtype, p.stages, p.table, p.type_conversion) == (
         target.F4E2M1FN, target.F32, 3, 0, 3)
     assert (p.fetch_size, p.words_per_packet, p.flit_count) == (4, 2, 2)
@@ -154,12 +154,12 @@ def test_parse_error_is_located():
 
 def test_verifier_error_is_located():
     with pytest.raises(DiagnosticError) as e:
-        fetchc.compile(DECODE.replace("6291456", "6291460"), filename="k.mlir")
+        fetchc.compile(DECODE.replace("32768", "32772"), filename="k.mlir")
     (d,) = e.value.diagnostics
-    assert d.message == "'fetch.fetch' op base 6291460 is not a multiple of 8 bytes"
+    assert d.message == "'fetch.fetch' op base 32772 is not a multiple of 8 bytes"
     assert d.loc == ("k.mlir", 2, 8)  # the op name, as mlir-opt
-    text = render_all(e.value.diagnostics, {"k.mlir": DECODE.replace("6291456", "6291460")})
-    assert text.startswith("k.mlir:2:8: error: 'fetch.fetch' op base 6291460")
+    text = render_all(e.value.diagnostics, {"k.mlir": DECODE.replace("32768", "32772")})
+    assert text.startswith("k.mlir:2:8: error: 'fetch.fetch' op base 32772")
 
 
 def test_pass_error_is_located():
@@ -204,11 +204,11 @@ def build_module() -> ModuleOp:
     blk = Block(arg_types=[codes_t, w8_t])
     rows = AffineMap.from_callable(lambda r, p, e: (r, p * 32 + e))
     s_f4 = StreamType("main", [256, 16], [32], f4E2M1FN)
-    c = FetchOp(blk.args[0], s_f4, map=rows, base=0x100000)
+    c = FetchOp(blk.args[0], s_f4, map=rows, base=0x10000)
     d = ConvertOp(c.result, s_f4.with_element(f8E4M3FN))
     commit = CommitOp(d.result, blk.args[1])
     s_sub = StreamType("sub", [256, 16], [32], f8E4M3FN)
-    s = FetchOp(blk.args[1], s_sub, map=rows, base=0x120000)
+    s = FetchOp(blk.args[1], s_sub, map=rows, base=0x20000)
     t = ToTrfOp(s.result, TrfType(f8E4M3FN))
     blk.add_ops([c, d, commit, s, t, func.ReturnOp()])
     f1 = func.FuncOp("decode_and_stage", ((codes_t, w8_t), ()), Region(blk))
@@ -217,7 +217,7 @@ def build_module() -> ModuleOp:
     x_t, acc_t = MemRefType(i8, [64, 256]), MemRefType(i32, [64, 256])
     blk = Block(arg_types=[x_t, TrfType(i8), acc_t])
     s_i8 = StreamType("main", [64, 8], [32], i8)
-    x = FetchOp(blk.args[0], s_i8, map=rows, base=0x300000)
+    x = FetchOp(blk.args[0], s_i8, map=rows, base=0x48000)
     z = ZpSubOp(x.result, s_i8.with_element(IntegerType(9)), -3)
     sw = SwitchOp(z.result)
     y = ContractOuterOp(sw.result, blk.args[1], s_i8.with_element(i32))
@@ -229,9 +229,9 @@ def build_module() -> ModuleOp:
     q_t, e_t, o_t = MemRefType(f4E2M1FN, [64, 64]), MemRefType(f8E8M0FNU, [64, 2]), MemRefType(f32, [64, 64])
     blk = Block(arg_types=[q_t, e_t, o_t])
     s_q = StreamType("main", [64], [64], f4E2M1FN)
-    q = FetchOp(blk.args[0], s_q, base=0x400000)
+    q = FetchOp(blk.args[0], s_q, base=0x60000)
     dq = DequantOp(q.result, blk.args[1], None, "mxfp4", s_q.with_element(f32))
-    dq.properties["scale_base"] = IntegerAttr(0x410000, i64)
+    dq.properties["scale_base"] = IntegerAttr(0x61000, i64)
     commit = CommitOp(dq.result, blk.args[2])
     blk.add_ops([q, dq, commit, func.ReturnOp()])
     f3 = func.FuncOp("dequant", ((q_t, e_t, o_t), ()), Region(blk))
@@ -240,15 +240,15 @@ def build_module() -> ModuleOp:
 
 BUILT_TEXT = """
 func.func @decode_and_stage(%codes: memref<256x512xf4E2M1FN>, %w8: memref<256x512xf8E4M3FN>) {
-  %c = fetch.fetch %codes {base = 1048576 : i64, map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<256x512xf4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f4E2M1FN>
+  %c = fetch.fetch %codes {base = 65536 : i64, map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<256x512xf4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f4E2M1FN>
   %d = fetch.convert %c : !fetch.stream<main, [256, 16], [32], f4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f8E4M3FN>
   rngd.commit %d, %w8 : !fetch.stream<main, [256, 16], [32], f8E4M3FN>, memref<256x512xf8E4M3FN>
-  %s = fetch.fetch %w8 {base = 1179648 : i64, map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<256x512xf8E4M3FN> -> !fetch.stream<sub, [256, 16], [32], f8E4M3FN>
+  %s = fetch.fetch %w8 {base = 131072 : i64, map = affine_map<(r, p, e) -> (r, p * 32 + e)>} : memref<256x512xf8E4M3FN> -> !fetch.stream<sub, [256, 16], [32], f8E4M3FN>
   %t = rngd.to_trf %s : !fetch.stream<sub, [256, 16], [32], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
   func.return
 }
 func.func @gemm(%x: memref<64x256xi8>, %w: !rngd.trf<i8>, %acc: memref<64x256xi32>) {
-  %xs = fetch.fetch %x {base = 3145728 : i64, map = affine_map<(m, p, e) -> (m, p * 32 + e)>} : memref<64x256xi8> -> !fetch.stream<main, [64, 8], [32], i8>
+  %xs = fetch.fetch %x {base = 294912 : i64, map = affine_map<(m, p, e) -> (m, p * 32 + e)>} : memref<64x256xi8> -> !fetch.stream<main, [64, 8], [32], i8>
   %xz = fetch.zp_sub %xs, -3 : !fetch.stream<main, [64, 8], [32], i8> -> !fetch.stream<main, [64, 8], [32], i9>
   %sw = rngd.switch %xz : !fetch.stream<main, [64, 8], [32], i9> -> !fetch.stream<main, [64, 8], [32], i9>
   %y = rngd.contract_outer %sw, %w : !fetch.stream<main, [64, 8], [32], i9>, !rngd.trf<i8> -> !fetch.stream<main, [64, 8], [32], i32>
@@ -256,8 +256,8 @@ func.func @gemm(%x: memref<64x256xi8>, %w: !rngd.trf<i8>, %acc: memref<64x256xi3
   func.return
 }
 func.func @dequant(%q: memref<64x64xf4E2M1FN>, %e: memref<64x2xf8E8M0FNU>, %o: memref<64x64xf32>) {
-  %c = fetch.fetch %q {base = 4194304 : i64} : memref<64x64xf4E2M1FN> -> !fetch.stream<main, [64], [64], f4E2M1FN>
-  %d = fetch.dequant %c, %e {format = "mxfp4", scale_base = 4259840 : i64} : !fetch.stream<main, [64], [64], f4E2M1FN>, memref<64x2xf8E8M0FNU> -> !fetch.stream<main, [64], [64], f32>
+  %c = fetch.fetch %q {base = 393216 : i64} : memref<64x64xf4E2M1FN> -> !fetch.stream<main, [64], [64], f4E2M1FN>
+  %d = fetch.dequant %c, %e {format = "mxfp4", scale_base = 397312 : i64} : !fetch.stream<main, [64], [64], f4E2M1FN>, memref<64x2xf8E8M0FNU> -> !fetch.stream<main, [64], [64], f32>
   rngd.commit %d, %o : !fetch.stream<main, [64], [64], f32>, memref<64x64xf32>
   func.return
 }
@@ -275,7 +275,7 @@ def test_compile_in_memory_module():
     assert (stage.unit, stage.stages, stage.fetch_size, stage.words_per_packet) == (1, 0, 8, 4)
     assert (gemm.stages, gemm.zero_point0, gemm.zp_mode, gemm.out_dtype) == (4, -3, 2, target.I9)
     assert (codes.stages, codes.table, codes.type_conversion) == (3, 0, 3)
-    assert (scales.base, scales.in_dtype, scales.stages) == (0x410000, target.F8E8M0FNU, 0)
+    assert (scales.base, scales.in_dtype, scales.stages) == (0x61000, target.F8E8M0FNU, 0)
     # The same programs and tables as the equivalent text, byte for byte.  The
     # MANIFESTs differ in names and locations only: in-memory arguments have
     # no SSA names (tensors are arg0, arg1, ...) and in-memory ops no file
@@ -298,15 +298,15 @@ def test_compile_in_memory_module():
 def test_in_memory_module_without_locations_gets_unlocated_errors():
     module = build_module()
     fetch = next(op for op in module.walk() if isinstance(op, FetchOp))
-    fetch.properties["base"] = IntegerAttr(0x100004, i64)
+    fetch.properties["base"] = IntegerAttr(0x10004, i64)
     with pytest.raises(DiagnosticError) as e:
         fetchc.compile(module)
     (d,) = e.value.diagnostics
-    assert d.message == "'fetch.fetch' op base 1048580 is not a multiple of 8 bytes"
+    assert d.message == "'fetch.fetch' op base 65540 is not a multiple of 8 bytes"
     assert d.loc is None and d.op is fetch
     # Shown at its op path: the function's symbol and the op's index in its block.
     assert render_all(e.value.diagnostics).startswith(
-        "func @decode_and_stage, op 0 'fetch.fetch': error: 'fetch.fetch' op base 1048580"
+        "func @decode_and_stage, op 0 'fetch.fetch': error: 'fetch.fetch' op base 65540"
     )
     assert str(e.value).startswith("func @decode_and_stage, op 0 'fetch.fetch': error:")
 
@@ -367,7 +367,7 @@ def test_parsed_pipelines_are_reused_only_per_spec():
     b = parse_pipeline("fetch-place-dm{dm-size=4096},fetch-legalize-convert")
     c = parse_pipeline("fetch-place-dm,fetch-legalize-convert")
     assert a == b and a is not b
-    assert a[0].dm_size == 4096 and c[0].dm_size == 2**32
+    assert a[0].dm_size == 4096 and c[0].dm_size == 2**19
     b.append(c[1])
     assert len(parse_pipeline("fetch-place-dm{dm-size=4096},fetch-legalize-convert")) == 2
     for _ in range(2):

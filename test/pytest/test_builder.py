@@ -82,7 +82,10 @@ def at(line: int, needle: str) -> tuple[str, int, int]:
 
 def build_f8e5m2_to_bf16_activations():
     mb = ModuleBuilder()
-    k = mb.kernel("decode_activations", act=memref([128, 4096], "f8E5M2"), out=memref([128, 4096], "bf16"))
+    k = mb.kernel(
+        "decode_activations", slices=4,
+        act=Arg(memref([32, 4096], "f8E5M2"), slice_dim=0), out=Arg(memref([32, 4096], "bf16"), slice_dim=0),
+    )  # fmt: skip
     act, out = k.args
     k.fetch_rows(act, packet=32).convert("bf16").switch().collect().commit(out)
     return mb.finish()
@@ -101,9 +104,10 @@ def build_mxfp4_dequant_f32():
     mb = ModuleBuilder()
     k = mb.kernel(
         "dequant_mxfp4",
-        codes=memref([4096, 4096], "f4E2M1FN"),
-        escale=memref([4096, 128], "f8E8M0FNU"),
-        out=memref([4096, 4096], "f32"),
+        slices=256,
+        codes=Arg(memref([16, 4096], "f4E2M1FN"), slice_dim=0),
+        escale=Arg(memref([16, 128], "f8E8M0FNU"), slice_dim=0),
+        out=Arg(memref([16, 4096], "f32"), slice_dim=0),
     )
     codes, escale, out = k.args
     k.fetch_rows(codes, packet=64).dequant(escale).commit(out)
@@ -114,10 +118,11 @@ def build_nvfp4_dequant_f32():
     mb = ModuleBuilder()
     k = mb.kernel(
         "dequant_nvfp4",
-        codes=memref([4096, 4096], "f4E2M1FN"),
-        bscale=memref([4096, 256], "f8E4M3FN"),
+        slices=256,
+        codes=Arg(memref([16, 4096], "f4E2M1FN"), slice_dim=0),
+        bscale=Arg(memref([16, 256], "f8E4M3FN"), slice_dim=0),
         gscale="f32",
-        out=memref([4096, 4096], "f32"),
+        out=Arg(memref([16, 4096], "f32"), slice_dim=0),
     )
     codes, bscale, gscale, out = k.args
     k.fetch_rows(codes, packet=64).dequant(bscale, gscale).commit(out)
@@ -135,17 +140,17 @@ def build_nvfp4_weight_decode_stotrf():
 
 def build_tiling_read():
     mb = ModuleBuilder()
-    view = memref([64, 128], "bf16", strides=[1024, 1], offset=262528)
+    view = memref([64, 128], "bf16", strides=[512, 1], offset=65792)
     k = mb.kernel(
         "tile_strided",
-        tile=Arg(view, dm_base=0x800000),
-        out=Arg(memref([64, 128], "bf16"), dm_base=0xA00000),
+        tile=Arg(view, dm_base=0x10000),
+        out=Arg(memref([64, 128], "bf16"), dm_base=0x50000),
     )
     tile, out = k.args
     k.fetch_rows(tile, packet=32).commit(out)
-    k = mb.kernel("tile_map", m=Arg(memref([1024, 1024], "bf16"), dm_base=0x800000), out=memref([64, 128], "bf16"))
+    k = mb.kernel("tile_map", m=Arg(memref([256, 512], "bf16"), dm_base=0x10000), out=memref([64, 128], "bf16"))
     m, out = k.args
-    k.fetch_rows(m, packet=32, shape=[64, 128], offset=[256, 384]).commit(out)
+    k.fetch_rows(m, packet=32, shape=[64, 128], offset=[128, 256]).commit(out)
     return mb.finish()
 
 
@@ -412,9 +417,9 @@ def test_misaligned_base():
     k = mb.kernel("k", w=memref([4096, 16], "f4E2M1FN"))
     with pytest.raises(DiagnosticError) as e:
         line = here()
-        k.fetch(k["w"], [4096], [16], base=6291460)
+        k.fetch(k["w"], [4096], [16], base=393220)
     (d,) = e.value.diagnostics
-    assert d.message == "'fetch.fetch' op base 6291460 is not a multiple of 8 bytes"  # as test_api's text case
+    assert d.message == "'fetch.fetch' op base 393220 is not a multiple of 8 bytes"  # as test_api's text case
     assert d.loc == at(line, "fetch(")
 
 
@@ -738,3 +743,20 @@ def test_memref_sizes_are_static():
         with pytest.raises(ValueError, match="non-negative integers"):
             memref(shape, "i8")
     assert str(memref([0, 4], "i8")) == "memref<0x4xi8>"
+
+
+def test_slices_and_slice_dim_are_written_and_checked():
+    mb = ModuleBuilder()
+    k = mb.kernel("k", slices=2, w=Arg(memref([64, 32], "i8"), slice_dim=1), o=memref([64, 32], "i8"))
+    assert k.func.attributes["rngd.slices"].value.data == 2
+    assert k.func.arg_attrs.data[0].data["rngd.slice_dim"].value.data == 1
+    assert "rngd.slice_dim" not in k.func.arg_attrs.data[1].data
+    k.fetch_rows(k["w"], packet=32).commit(k["o"])
+    mb.finish()
+    mb = ModuleBuilder()
+    k = mb.kernel("k", w=Arg(memref([64, 32], "i8"), slice_dim=2), o=memref([64, 32], "i8"))
+    k.fetch_rows(k["w"], packet=32).commit(k["o"])
+    with pytest.raises(DiagnosticError) as e:
+        mb.finish()
+    (d,) = e.value.diagnostics
+    assert "rngd.slice_dim on %w, but @k has no rngd.slices" in d.message

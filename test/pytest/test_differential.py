@@ -188,9 +188,9 @@ func.func @f(%a: memref<8x8xbf16>, %o: memref<64xbf16>) {
 }""",
     # two broadcast dims: stride-0 entries merging past 65536 elements
     "broadcast_merge": """
-func.func @f(%a: memref<4xf32>, %o: memref<300000xf32>) {
-  %s = fetch.fetch %a {base = 0 : i64, map = affine_map<(t0, t1, p) -> (p)>} : memref<4xf32> -> !fetch.stream<main, [300, 250], [4], f32>
-  rngd.commit %s, %o : !fetch.stream<main, [300, 250], [4], f32>, memref<300000xf32>
+func.func @f(%a: memref<4xi8>, %o: memref<300000xi8>) {
+  %s = fetch.fetch %a {base = 0 : i64, map = affine_map<(t0, t1, p) -> (p)>} : memref<4xi8> -> !fetch.stream<main, [300, 250], [4], i8>
+  rngd.commit %s, %o : !fetch.stream<main, [300, 250], [4], i8>, memref<300000xi8>
   func.return
 }""",
     # a broadcast packet (innermost stride 0: one-element reads) with a cast
@@ -203,10 +203,10 @@ func.func @f(%a: memref<4xi16>, %o: memref<4x32xi32>) {
 }""",
     # one time dim over 65536 (split), non-paired lookup
     "big_broadcast_time_dim": """
-func.func @f(%a: memref<2xf8E4M3FN>, %o: memref<140000x2xbf16>) {
-  %s = fetch.fetch %a {base = 0 : i64, map = affine_map<(t, p) -> (p)>} : memref<2xf8E4M3FN> -> !fetch.stream<main, [140000], [2], f8E4M3FN>
-  %c = fetch.convert %s : !fetch.stream<main, [140000], [2], f8E4M3FN> -> !fetch.stream<main, [140000], [2], bf16>
-  rngd.commit %c, %o : !fetch.stream<main, [140000], [2], bf16>, memref<140000x2xbf16>
+func.func @f(%a: memref<2xf8E4M3FN>, %o: memref<70000x2xbf16>) {
+  %s = fetch.fetch %a {base = 0 : i64, map = affine_map<(t, p) -> (p)>} : memref<2xf8E4M3FN> -> !fetch.stream<main, [70000], [2], f8E4M3FN>
+  %c = fetch.convert %s : !fetch.stream<main, [70000], [2], f8E4M3FN> -> !fetch.stream<main, [70000], [2], bf16>
+  rngd.commit %c, %o : !fetch.stream<main, [70000], [2], bf16>, memref<70000x2xbf16>
   func.return
 }""",
     "identity_convert_then_zp": f"""

@@ -141,7 +141,7 @@ def test_corpus_entry(key: str, tmp_path: Path, request):
         if not _sim_available():
             pytest.skip("fetchc.golden.sim is not available")
         (tmp_path / "in.bin").write_bytes(data)
-        (tmp_path / "dm.bin").write_bytes(bytes(1 << 20))
+        (tmp_path / "dm.bin").write_bytes(bytes(1 << 19))
         (tmp_path / "out.bin").write_bytes(SENTINEL)
         rc, err, _ = _run_sim(["sim", "in.bin", "--dm", "dm.bin", "-o", "out.bin", *args], tmp_path)
 

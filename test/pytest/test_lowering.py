@@ -88,12 +88,12 @@ def test_merge_f4_rows_into_one_entry():
     # memref<4096x16xf4E2M1FN>, time [4096], packet [16] (identity map):
     # (4096 : 16), (16 : 1) -> 16 == 16*1 and 4096*16 = 65536 <= 65536 ->
     # [65536 : 1] : 16.  16 codes = 8 bytes per read, 1 read per packet;
-    # output 16 x 0.5 byte = 8 bytes = 1 flit.  base 0x600000 unchanged.
+    # output 16 x 0.5 byte = 8 bytes = 1 flit.  base 0x8000 unchanged.
     r = compile_text(one_fetch("memref<4096x16xf4E2M1FN>", "!fetch.stream<main, [4096], [16], f4E2M1FN>",
-                               base=6291456))
+                               base=32768))
     (p,) = r.programs
     assert (p.limits, p.strides, p.packet_size) == ((65536,), (1,), 16)
-    assert (p.base, p.fetch_size, p.words_per_packet, p.flit_count) == (6291456, 8, 1, 1)
+    assert (p.base, p.fetch_size, p.words_per_packet, p.flit_count) == (32768, 8, 1, 1)
 
 
 def test_merge_bf16_row_pieces():
@@ -134,20 +134,20 @@ def test_split_large_dimension():
 
 
 def test_tile_base_folding_strided_and_map():
-    # A 64x128 tile at rows 256.., cols 384.. of a 1024x1024 bf16 matrix at
-    # 0x800000.  Element offset 256*1024 + 384 = 262528 -> bytes 525056 ->
-    # base 8388608 + 525056 = 8913664.  Entries: (64 : 1024), (4 : 32),
-    # (32 : 1) -> (4 : 32) merges -> (128 : 1); 1024 != 128 -> stays.
+    # A 64x128 tile at rows 128.., cols 256.. of a 256x512 bf16 matrix at
+    # 0x10000.  Element offset 128*512 + 256 = 65792 -> bytes 131584 ->
+    # base 65536 + 131584 = 197120.  Entries: (64 : 512), (4 : 32),
+    # (32 : 1) -> (4 : 32) merges -> (128 : 1); 512 != 128 -> stays.
     stream = "!fetch.stream<main, [64, 4], [32], bf16>"
     strided = compile_text(one_fetch(
-        "memref<64x128xbf16, strided<[1024, 1], offset: 262528>>", stream,
-        map="(r, p, e) -> (r, p * 32 + e)", base=8388608, out_memref="memref<64x128xbf16>"))
+        "memref<64x128xbf16, strided<[512, 1], offset: 65792>>", stream,
+        map="(r, p, e) -> (r, p * 32 + e)", base=65536, out_memref="memref<64x128xbf16>"))
     mapped = compile_text(one_fetch(
-        "memref<1024x1024xbf16>", stream, map="(r, p, e) -> (r + 256, p * 32 + e + 384)",
-        base=8388608, out_memref="memref<64x128xbf16>"))
+        "memref<256x512xbf16>", stream, map="(r, p, e) -> (r + 128, p * 32 + e + 256)",
+        base=65536, out_memref="memref<64x128xbf16>"))
     for r in (strided, mapped):
         (p,) = r.programs
-        assert (p.base, p.limits, p.strides, p.packet_size) == (8913664, (64, 128), (1024, 1), 32)
+        assert (p.base, p.limits, p.strides, p.packet_size) == (197120, (64, 128), (512, 1), 32)
         assert (p.fetch_size, p.words_per_packet) == (32, 2)
     # The same PROGRAMS and STRINGS bytes (the MANIFESTs differ: the memref types do).
     for kind in (2, 3):
@@ -375,7 +375,7 @@ def test_scale_base_checked_by_the_dequant_verifier():
     with pytest.raises(DiagnosticError) as e:
         compile_text(text)
     (d,) = e.value.diagnostics
-    assert d.message.startswith("'fetch.dequant' op scale_base 40963 must be a DM byte address that is a multiple of 8")
+    assert d.message.startswith("'fetch.dequant' op scale_base 40963 is not a multiple of 8 bytes (it is the base of the block-scale fetch)")
     assert "after pass" not in d.message
 
 
@@ -431,7 +431,7 @@ func.func @tables(%a: memref<64xf4E2M1FN>, %ao: memref<64xf8E4M3FN>,
 def _sections(data: bytes) -> dict[int, tuple[int, int, int]]:
     """kind -> (offset, size, count), read per seqbin.md."""
     magic, vmaj, vmin, flags, nsec, fsize, crc, _ = struct.unpack_from("<4sHHIIIIQ", data, 0)
-    assert (magic, vmaj, vmin, flags, fsize) == (b"FSEQ", 1, 1, 0, len(data))
+    assert (magic, vmaj, vmin, flags, fsize) == (b"FSEQ", 1, 2, 0, len(data))
     assert crc == zlib.crc32(data[:20] + b"\0\0\0\0" + data[24:])
     out = {}
     for i in range(nsec):

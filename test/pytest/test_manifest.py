@@ -11,6 +11,8 @@ import dataclasses
 import json
 import re
 import struct
+import subprocess
+import sys
 import zlib
 
 import pytest
@@ -45,12 +47,12 @@ NONE = 0xFFFFFFFF
 
 def programs() -> tuple[Program, ...]:
     decode = Program(
-        name="dq/0", unit=0, in_dtype=F4E2M1FN, out_dtype=F32, base=0x1000000, packet_size=32, fetch_size=4,
+        name="dq/0", unit=0, in_dtype=F4E2M1FN, out_dtype=F32, base=0x40000, packet_size=32, fetch_size=4,
         limits=(4096, 32), strides=(32, 1), stages=0b011, table=0, type_conversion=3, zero_point0=0,
         num_zero_points=0, zp_mode=0, flit_count=4, words_per_packet=4,
     )  # fmt: skip
     act = Program(
-        name="dq/1", unit=0, in_dtype=BF16, out_dtype=F32, base=0x2000, packet_size=16, fetch_size=16,
+        name="dq/1", unit=0, in_dtype=BF16, out_dtype=F32, base=0x2010, packet_size=16, fetch_size=16,
         limits=(4, 16), strides=(32, 1), stages=0b010, table=None, type_conversion=5, zero_point0=0,
         num_zero_points=0, zp_mode=0, flit_count=2, words_per_packet=2,
     )  # fmt: skip
@@ -58,7 +60,7 @@ def programs() -> tuple[Program, ...]:
 
 
 def manifest(**kw) -> Manifest:
-    w = Tensor(arg=0, name="w", dtype=F4E2M1FN, shape=(4096, 32), strides=(32, 1), offset=0, dm_base=16777216,
+    w = Tensor(arg=0, name="w", dtype=F4E2M1FN, shape=(4096, 32), strides=(32, 1), offset=0, dm_base=262144,
                bytes=65536, read=True, committed=False)  # fmt: skip
     a = Tensor(arg=1, name="a", dtype=BF16, shape=(4, 16), strides=(32, 1), offset=8, dm_base=8192, bytes=224,
                read=True, committed=False)  # fmt: skip
@@ -80,13 +82,13 @@ GOLDEN = (
     '{"kernels":[{"name":"dq",'
     '"programs":[{"index":0,"loc":"dq.mlir:12:8","out_dtype":"f32","packet":[32],"tensor":0,"time":[4096]},'
     '{"index":1,"loc":"dq.mlir:15:8","out_dtype":"f32","packet":[16],"tensor":1,"time":[4]}],'
-    '"scalars":[{"arg":2,"dtype":"f32","name":"g"}],'
-    '"tensors":[{"arg":0,"bytes":65536,"committed":false,"dm_base":16777216,"dtype":"f4E2M1FN","name":"w",'
-    '"offset":0,"read":true,"shape":[4096,32],"strides":[32,1]},'
+    '"scalars":[{"arg":2,"dtype":"f32","name":"g"}],"slices":1,'
+    '"tensors":[{"arg":0,"bytes":65536,"committed":false,"dm_base":262144,"dtype":"f4E2M1FN","name":"w",'
+    '"offset":0,"read":true,"shape":[4096,32],"slice_dim":null,"strides":[32,1]},'
     '{"arg":1,"bytes":224,"committed":false,"dm_base":8192,"dtype":"bf16","name":"a",'
-    '"offset":8,"read":true,"shape":[4,16],"strides":[32,1]},'
+    '"offset":8,"read":true,"shape":[4,16],"slice_dim":null,"strides":[32,1]},'
     '{"arg":null,"bytes":64,"committed":true,"dm_base":65536,"dtype":"i8","name":"tmp",'
-    '"offset":0,"read":false,"scratch":true,"shape":[64],"strides":[1]}]}],'
+    '"offset":0,"read":false,"scratch":true,"shape":[64],"slice_dim":null,"strides":[1]}]}],'
     '"producer":"fetchc 0.1.0"}'
 ).encode()
 
@@ -109,7 +111,7 @@ def test_canonical_bytes():
     assert b'"name":"d\xc3\xa9"' in Manifest((k,), "fetchc 0.1.0").to_bytes()
 
 
-def test_file_layout_1_1():
+def test_file_layout_1_2():
     data = write(seqbin())
     strings = b"dq/0\0dq/1\0"
     # header 32 + 4 rows; TABLES at 96 (520), PROGRAMS at 616 (256), STRINGS at
@@ -117,7 +119,7 @@ def test_file_layout_1_1():
     rows = [(1, 96, 520, 1), (2, 616, 256, 2), (3, 872, 10, 2), (4, 888, len(GOLDEN), 1)]
     assert [struct.unpack_from("<IIII", data, 32 + 16 * i) for i in range(4)] == rows
     size = 888 + len(GOLDEN)
-    assert struct.unpack_from("<4sHHIII", data, 0) == (b"FSEQ", 1, 1, 0, 4, size) and len(data) == size
+    assert struct.unpack_from("<4sHHIII", data, 0) == (b"FSEQ", 1, 2, 0, 4, size) and len(data) == size
     assert data[872:882] == strings and data[882:888] == bytes(6)
     assert data[888:] == GOLDEN
     assert struct.unpack_from("<I", data, 20)[0] == zlib.crc32(data[:20] + bytes(4) + data[24:])
@@ -154,7 +156,7 @@ def test_hand_built_1_0_file_reads():
 
 def test_disassembly_lines():
     text = disassemble(seqbin())
-    assert text.startswith("seq.bin version 1.1, ")
+    assert text.startswith("seq.bin version 1.2, ")
     assert "section MANIFEST: offset 888, size %d, count 1\n" % len(GOLDEN) in text
     assert (
         "  flit_count: 4\n  kernel: dq\n  tensor: w (arg 0)\n  stream: time [4096] packet [32]\n"
@@ -164,12 +166,13 @@ def test_disassembly_lines():
         'manifest: producer "fetchc 0.1.0"\n'
         "kernels: 1\n"
         "kernel 0: dq\n"
+        "  slices: 1\n"
         "  tensors: 3\n"
         "  tensor 0: w (arg 0)\n"
         "    dtype: f4E2M1FN\n"
         "    shape: [4096, 32]\n"
         "    layout: strides [32, 1], offset 0\n"
-        "    dm_base: 0x1000000 (16777216)\n"
+        "    dm_base: 0x40000 (262144)\n"
         "    bytes: 65536\n"
         "    use: read\n"
         "  tensor 1: a (arg 1)\n"
@@ -209,9 +212,10 @@ def test_odd_names_are_quoted_in_the_text():
 # --------------------------------------------------------------------------
 
 
-def file_with(doc: bytes, *, count: int = 1, minor: int = 1) -> bytes:
-    """The seqbin() file with its MANIFEST replaced by ``doc``."""
-    head = write(dataclasses.replace(seqbin(), manifest=None))  # 1.0: 3 rows, sections from 80
+def file_with(doc: bytes, *, count: int = 1, minor: int = 2, progs: tuple[Program, ...] | None = None) -> bytes:
+    """The seqbin() file (or one with ``progs``) with its MANIFEST replaced by ``doc``."""
+    sb = seqbin() if progs is None else dataclasses.replace(seqbin(), programs=progs)
+    head = write(dataclasses.replace(sb, manifest=None))  # 1.0: 3 rows, sections from 80
     # Rebuild with 4 rows: shift every section by 16 bytes, append MANIFEST.
     rows = [list(struct.unpack_from("<IIII", head, 32 + 16 * i)) for i in range(3)]
     body = head[80:]
@@ -289,7 +293,7 @@ SHAPE_CASES = [
     (edited(set_((*T0, "dtype"), "f16")), r"tensors\[0\]\.dtype is 'f16', not an element type \(i4, i8, "),
     (edited(set_((*T0, "dtype"), "i9")), r"tensors\[0\]\.dtype is i9, which never lives in memory\.$"),
     (edited(set_((*T0, "strides"), [1])), r"tensors\[0\]\.strides has 1 entries but shape has 2\.$"),
-    (edited(set_((*T0, "dm_base"), 1 << 32)), r"tensors\[0\]\.dm_base is 4294967296; it must be at most 4294967295\.$"),
+    (edited(set_((*T0, "dm_base"), 1 << 19)), r"tensors\[0\]\.dm_base is 524288; it must be at most 524287\.$"),
     (edited(set_((*T0, "arg"), None)), r"tensors\[0\]\.arg must be an integer, not null\.$"),
     (edited(set_(("kernels", 0, "tensors", 2, "arg"), 5)), r"tensors\[2\]\.arg is 5; a scratch tensor has arg null\.$"),
     (edited(set_((*T0, "arg"), 1)), r"kernels\[0\]\.tensors\[1\]\.arg is 1, not after the previous one \(1\)\.$"),
@@ -430,3 +434,139 @@ def test_missing_dm_base_is_a_located_error():
         "'func.func' op argument %n has no rngd.dm_base: run fetch-place-dm (in the default pipeline) "
         "or place it with {rngd.dm_base = N : i64}"
     )
+
+
+# --------------------------------------------------------------------------
+# Slices (MANIFEST 1.2, ir.md §2a)
+# --------------------------------------------------------------------------
+
+
+def sliced() -> SeqBin:
+    k = manifest().kernels[0]
+    w = dataclasses.replace(k.tensors[0], slice_dim=0)
+    k = dataclasses.replace(k, slices=256, tensors=(w, *k.tensors[1:]))
+    return dataclasses.replace(seqbin(), manifest=Manifest((k,), "fetchc 0.1.0"))
+
+
+def test_slices_round_trip_and_dis():
+    data = write(sliced())
+    assert b'"slices":256' in data and b'"shape":[4096,32],"slice_dim":0' in data
+    back = read(data)
+    assert back == sliced()
+    (k,) = back.manifest.kernels  # type: ignore[union-attr]
+    assert k.slices == 256 and k.tensors[0].whole_shape(256) == (1048576, 32) and k.tensors[1].whole_shape(256) == (4, 16)
+    text = disassemble(data)
+    assert "kernel 0: dq\n  slices: 256\n" in text
+    assert "    shape: [4096, 32] per slice; whole [1048576, 32], split along dim 0\n" in text
+    assert "    shape: [4, 16], replicated on every slice\n" in text
+
+
+def test_a_1_1_manifest_reads_as_one_slice():
+    doc = GOLDEN.replace(b'"slices":1,', b"").replace(b'"slice_dim":null,', b"")
+    k = read(file_with(doc, minor=1)).manifest.kernels[0]  # type: ignore[union-attr]
+    assert k.slices == 1 and all(t.slice_dim is None for t in k.tensors)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (set_(("kernels", 0, "slices"), 0), r"kernels\[0\]\.slices is 0; it must be at least 1\.$"),
+        (set_(("kernels", 0, "slices"), 513), r"kernels\[0\]\.slices is 513; it must be at most 512\.$"),
+        (set_(("kernels", 0, "slices"), "2"), r"kernels\[0\]\.slices must be an integer, not a string\.$"),
+        (set_(("kernels", 0, "tensors", 0, "slice_dim"), 2), r"tensors\[0\]\.slice_dim is 2, out of range for a rank-2 shape\.$"),
+        (set_(("kernels", 0, "tensors", 0, "slice_dim"), -1), r"tensors\[0\]\.slice_dim is -1; it must be at least 0\.$"),
+        (set_(("kernels", 0, "tensors", 2, "slice_dim"), 0), r"tensors\[2\]\.slice_dim is 0; a scratch tensor is never split \(null\)\.$"),
+    ],
+)
+def test_slice_fields_are_checked(edit, message):
+    d = json.loads(GOLDEN)
+    edit(d)
+    doc = json.dumps(d, sort_keys=True, separators=(",", ":")).encode()
+    with pytest.raises(SeqBinError, match=message):
+        read(file_with(doc))
+
+
+# --------------------------------------------------------------------------
+# Placement against the programs (issue 17 items 3 and 13)
+# --------------------------------------------------------------------------
+
+
+def test_a_program_reading_elsewhere_than_its_tensor_is_rejected(tmp_path):
+    """A valid-CRC file whose MANIFEST places tensor 'a' at 8192 while its
+    program reads from base 0: ``sim --arg`` would lay 'a' out at 8192 and
+    return zeros; the reader rejects it with its own message."""
+    decode, act = programs()
+    data = file_with(GOLDEN, progs=(decode, dataclasses.replace(act, base=0)))
+    with pytest.raises(SeqBinError) as e:
+        read(data)
+    assert str(e.value) == (
+        "MANIFEST: kernels[0].programs[1].tensor is tensor 'a', placed at DM bytes [8208, 8432) (dm_base 8192), "
+        "but PROGRAMS record 1 (base 0) reads bytes [0, 224): the program and the placement disagree."
+    )
+    (tmp_path / "bad.bin").write_bytes(data)
+    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "sim", str(tmp_path / "bad.bin"), "--arg",
+                        "w=0", "-o", str(tmp_path / "o.npz")], capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 1 and "the program and the placement disagree" in r.stderr
+    assert not (tmp_path / "o.npz").exists()
+    # one byte past the tensor's end is caught too (a loop nest one row too long)
+    longer = dataclasses.replace(act, limits=(5, 16))
+    with pytest.raises(SeqBinError, match=r"reads bytes \[8208, 8496\)"):
+        read(file_with(GOLDEN.replace(b'"time":[4]', b'"time":[5]'), progs=(decode, longer)))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        # a shape whose bytes no slice's DM holds: [2**62, 16] f4 spans 2**65 bytes
+        (set_(("kernels", 0, "tensors", 0, "shape"), [2**62, 32]),
+         r"tensors\[0\]\.bytes is 65536, but shape \[4611686018427387904, 32\], strides \[32, 1\] and offset 0 "
+         r"of f4E2M1FN span 73786976294838206464 bytes\.$"),
+        (set_(("kernels", 0, "tensors", 0, "bytes"), 1 << 19),
+         r"tensors\[0\]\.bytes is 524288, but shape \[4096, 32\]"),
+        (set_(("kernels", 0, "tensors", 1, "dm_base"), 524280),
+         r"tensors\[1\]\.dm_base 524280 places tensor 'a' at DM bytes \[524296, 524520\), outside one slice's DM \[0, 524288\)\.$"),
+    ],
+)
+def test_tensor_bytes_agree_with_their_shape_and_fit_one_slice(edit, message):
+    d = json.loads(GOLDEN)
+    edit(d)
+    with pytest.raises(SeqBinError, match=message):
+        read(file_with(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()))
+
+
+@pytest.mark.parametrize("rank", [64, 71])
+def test_stream_ranks_past_numpy_are_refused_by_sim(tmp_path, rank):
+    """A program whose MANIFEST stream has rank 64 or 71 (time dims of 1):
+    ``dis`` shows it; ``sim`` reshapes only what numpy can hold (64 dims)."""
+    d = json.loads(GOLDEN)
+    d["kernels"][0]["programs"][1]["time"] = [1] * (rank - 2) + [4]
+    data = file_with(json.dumps(d, sort_keys=True, separators=(",", ":")).encode())
+    read(data)  # a valid file
+    (tmp_path / "k.bin").write_bytes(data)
+    (tmp_path / "dm.bin").write_bytes(bytes(1 << 19))
+    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "sim", str(tmp_path / "k.bin"), "--dm",
+                        str(tmp_path / "dm.bin"), "--program", "dq/1", "-o", str(tmp_path / "o.npy")],
+                       capture_output=True, text=True)  # fmt: skip
+    if rank == 64:
+        assert r.returncode == 0, r.stderr
+        import numpy as np
+
+        assert np.load(tmp_path / "o.npy").ndim == 64
+    else:
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert "its stream has rank 71 (time 70 dims, packet 1), more than the 64 dimensions a numpy array" in r.stderr
+
+
+def test_a_rank_70_committed_memref_under_run():
+    shape = "x".join(["1"] * 69 + ["16"])
+    text = f"""func.func @k(%a: memref<16xi8>, %o: memref<{shape}xi8>) {{
+  %s = fetch.fetch %a : memref<16xi8> -> !fetch.stream<main, [], [16], i8>
+  rngd.commit %s, %o : !fetch.stream<main, [], [16], i8>, memref<{shape}xi8>
+  func.return
+}}"""
+    from fetchc.golden.run import RunError
+    import numpy as np
+
+    with pytest.raises(RunError, match=r"^tensor 'o' of @k has rank 70: as a numpy array and a slice axis it would "
+                                       r"need 71 dimensions, and numpy allows at most 64$"):  # fmt: skip
+        fetchc.run(text, a=np.zeros(16, np.int8))

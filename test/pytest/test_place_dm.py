@@ -283,10 +283,32 @@ func.func @k(%w: memref<2x16xi8>, %e: memref<0x16xi8>, %x: memref<2x16xi8>) {
     assert place_function(_funcs(text)["k"]) == {0: 0, 1: 64, 2: 64}
 
 
-@pytest.mark.parametrize("bad", [0, -1, (1 << 32) + 1, True])
+@pytest.mark.parametrize("bad", [0, -1, (1 << 19) + 1, 1 << 32, True])
 def test_dm_size_option_range(bad):
-    with pytest.raises(ValueError, match="dm-size must be a number of bytes from 1 to 2\\^32"):
+    with pytest.raises(ValueError, match=r"dm-size must be a number of bytes from 1 to 2\^19 = 524288 \(one slice's DM\)"):
         PlaceDmPass(dm_size=bad)
+    assert PlaceDmPass().dm_size == 524288 == PlaceDmPass(dm_size=1 << 19).dm_size
+
+
+def test_a_kernel_that_does_not_fit_one_slice_names_the_slices_that_fit():
+    # 4096 x 4096 NVFP4 (8 MiB codes, 1 MiB scales, 64 MiB f32): 76546048 bytes;
+    # split by rows over 256 slices, one slice needs 32768 + 4096 + 262144 bytes
+    # (each at the next 64-byte boundary): 299008.  128 slices would need 598016.
+    text = """
+func.func @dq(%w: memref<4096x4096xf4E2M1FN>, %bs: memref<4096x256xf8E4M3FN>, %g: f32, %o: memref<4096x4096xf32>) {
+  %s = fetch.fetch %w {map = affine_map<(o, p, e) -> (o, p * 64 + e)>} : memref<4096x4096xf4E2M1FN> -> !fetch.stream<main, [4096, 64], [64], f4E2M1FN>
+  %x = fetch.dequant %s, %bs, %g {format = "nvfp4"} : !fetch.stream<main, [4096, 64], [64], f4E2M1FN>, memref<4096x256xf8E4M3FN>, f32 -> !fetch.stream<main, [4096, 64], [64], f32>
+  rngd.commit %x, %o : !fetch.stream<main, [4096, 64], [64], f32>, memref<4096x4096xf32>
+  func.return
+}"""
+    with pytest.raises(PassError) as e:
+        place_function(_funcs(text)["dq"])
+    msg = e.value.message
+    assert "placing %w (8388608 bytes) at 0x0 needs 8388608 bytes of DM, but dm-size is 524288 (one slice's DM)" in msg
+    assert "one slice needs 76546048 bytes for the tensors of @dq" in msg
+    assert "{rngd.slices = 256 : i64} on the function and {rngd.slice_dim = 0 : i64} on %w, %bs, %o" in msg
+    assert "one slice then needs 299008 bytes" in msg
+    assert "raise dm-size" not in msg  # it is one slice's DM already
 
 
 def test_default_pipeline_places_first():

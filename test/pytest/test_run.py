@@ -145,8 +145,15 @@ func.func @mx(%w: memref<{r}x{c}xf4E2M1FN>, %e: memref<{r}x{nb}xf8E8M0FNU>, %out
 """
 
 
-def nvfp4_kernel(r: int, c: int) -> str:
-    return NVFP4.format(r=r, c=c, nb=c // 16, np=c // 32)
+def nvfp4_kernel(r: int, c: int, slices: int = 1) -> str:
+    """NVFP4 decode of ``r`` x ``c`` (per slice, split by rows over ``slices``)."""
+    text = NVFP4.format(r=r, c=c, nb=c // 16, np=c // 32)
+    if slices == 1:
+        return text
+    text = text.replace(f"%w: memref<{r}x{c}xf4E2M1FN>", f"%w: memref<{r}x{c}xf4E2M1FN> {{rngd.slice_dim = 0 : i64}}")
+    text = text.replace(f"%s: memref<{r}x{c // 16}xf8E4M3FN>", f"%s: memref<{r}x{c // 16}xf8E4M3FN> {{rngd.slice_dim = 0 : i64}}")
+    text = text.replace(f"%out: memref<{r}x{c}xf32>)", f"%out: memref<{r}x{c}xf32> {{rngd.slice_dim = 0 : i64}})")
+    return text.replace(") {\n  %c", f") attributes {{rngd.slices = {slices} : i64}} {{\n  %c", 1)
 
 
 def mxfp4_kernel(r: int, c: int) -> str:
@@ -275,9 +282,9 @@ def test_example_nvfp4_weight_decode_stotrf():
 
 
 def test_example_tiling_read_both_kernels():
-    m = np.random.default_rng(14).integers(0, 1 << 16, (1024, 1024), dtype=np.uint16)
+    m = np.random.default_rng(14).integers(0, 1 << 16, (256, 512), dtype=np.uint16)
     text = example("tiling_read.mlir")
-    tile = m[256:320, 384:512]
+    tile = m[128:192, 256:384]
     out = fetchc.run(text, entry="tile_map", m=m)
     assert_bits(out["out"], tile)
     out = fetchc.run(text, entry="@tile_strided", tile=tile.view(ml_dtypes.bfloat16))
@@ -380,8 +387,8 @@ def test_large_nvfp4_runs_on_threads_and_single_thread_alike():
     rng = np.random.default_rng(22)
     codes = rng.integers(0, 16, (512, 1024), dtype=np.uint8)
     s = special_e4m3(rng, (512, 64))
-    a = run_kernel(nvfp4_kernel(512, 1024), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=1)
-    b = run_kernel(nvfp4_kernel(512, 1024), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=3)
+    a = run_kernel(nvfp4_kernel(8, 1024, 64), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=1)
+    b = run_kernel(nvfp4_kernel(8, 1024, 64), None, {"w": pack(codes), "s": s, "g": 1e-37}, threads=3)
     want = nvfp4_ref(codes, s, 1e-37)
     assert_bits(a["out"], want)
     assert_bits(b["out"], want)
@@ -422,7 +429,7 @@ def test_bad_inputs(change, expect):
 def test_entry_errors():
     text = example("tiling_read.mlir")
     with pytest.raises(RunError, match=r"the input holds 2 kernels \(@tile_strided, @tile_map\): choose one"):
-        fetchc.run(text, m=np.zeros((1024, 1024), np.uint16))
+        fetchc.run(text, m=np.zeros((256, 512), np.uint16))
     with pytest.raises(RunError, match=r"no kernel named @nope; the input's kernels are: @tile_strided, @tile_map"):
         fetchc.run(text, entry="nope")
     helper = text + "\nfunc.func @helper() {\n  func.return\n}\n"
@@ -530,7 +537,7 @@ def test_cli_run_progress_line_on_a_terminal(tmp_path):
     pty = pytest.importorskip("pty")
     rng = np.random.default_rng(31)
     k = tmp_path / "k.mlir"
-    k.write_text(nvfp4_kernel(4096, 4096))  # 16 Mi elements: long enough for the progress line
+    k.write_text(nvfp4_kernel(16, 4096, 256))  # 16 Mi elements on 256 slices: long enough for the progress line
     np.save(tmp_path / "w.npy", rng.integers(0, 256, (4096, 2048), dtype=np.uint8))
     np.save(tmp_path / "s.npy", rng.integers(0, 0x7E, (4096, 256), dtype=np.uint8))
     master, slave = pty.openpty()
@@ -658,8 +665,10 @@ def test_sim_images_scratch_tensors_start_as_zeros_and_are_never_given():
     sb = dataclasses.replace(sb, manifest=dataclasses.replace(sb.manifest, kernels=(kernel,)))
     w = np.full((4, 64), 0x21, np.uint8)
     s = np.full((4, 8), 0x38, np.uint8)
-    ((_, image),) = sim_images(sb, {"w": w, "s": s})
-    assert image.size == 4096 + 256 and not image[4096:].any()
+    ((_, images),) = sim_images(sb, {"w": w, "s": s})
+    assert images.shape == (1, 4096 + 256)  # one slice's DM image
+    image = images[0]
+    assert not image[4096:].any()
     assert (image[:256] == 0x21).all()
     with pytest.raises(InputError, match="'tmp' is a scratch buffer fetchc created"):
         sim_images(sb, {"w": w, "s": s, "tmp": np.zeros((4, 128), np.uint8)})

@@ -141,7 +141,7 @@ def raw_file(sections, *, gap: int = 0, major=1, minor=0, flags=0, reserved=0) -
 
 def example_program(**kw) -> Program:
     f = dict(
-        name="decode/0", unit=0, in_dtype=F4E2M1FN, out_dtype=F32, base=0x600000, packet_size=16, fetch_size=4,
+        name="decode/0", unit=0, in_dtype=F4E2M1FN, out_dtype=F32, base=0x60000, packet_size=16, fetch_size=4,
         limits=(65536,), strides=(1,), stages=0b011, table=0, type_conversion=3, zero_point0=0,
         num_zero_points=0, zp_mode=0, flit_count=2, words_per_packet=2,
     )  # fmt: skip
@@ -169,7 +169,7 @@ def test_example_exact_bytes():
         b"\0" * 0  # header + rows below
         + table_record(1, 7, 8, entries)
         + program_record(
-            in_code=7, out_code=11, base=0x600000, packet=16, fetch=4, limits=[65536], strides=[1],
+            in_code=7, out_code=11, base=0x60000, packet=16, fetch=4, limits=[65536], strides=[1],
             stages=3, tables=0, conv=3, flits=2, wpp=2,
         )  # fmt: skip
         + b"decode/0\0"
@@ -285,7 +285,7 @@ def some_programs() -> list[Program]:
                         words_per_packet=2, flit_count=2, limits=(64,)),  # fmt: skip
         example_program(name="nchw", in_dtype=BF16, out_dtype=BF16, stages=0, table=None, type_conversion=None,
                         fetch_size=2, packet_size=1, words_per_packet=1, flit_count=1,
-                        limits=(8, 8, 3, 4), strides=(1, 8, 64, 192), base=0xFFFFFFF8),  # fmt: skip
+                        limits=(8, 8, 3, 4), strides=(1, 8, 64, 192), base=0x7FFF8),  # fmt: skip
         example_program(name="neg", in_dtype=F32, out_dtype=BF16, stages=0b010, table=None, type_conversion=6,
                         fetch_size=4, packet_size=1, words_per_packet=1, flit_count=1,
                         limits=(7, 5, 1, 1, 1, 1, 1, 9), strides=(-2147483648, 2147483647, 0, 0, 0, 0, 0, -3)),
@@ -372,7 +372,7 @@ def program_and_pair(draw):
         | st.text(st.characters(exclude_characters="\0", exclude_categories=("Cs",)), max_size=20)
     )
     p = Program(
-        name=name, unit=unit, in_dtype=in_t, out_dtype=out_t, base=draw(st.integers(0, 2**32 - 1)),
+        name=name, unit=unit, in_dtype=in_t, out_dtype=out_t, base=draw(st.integers(0, 2**19 - 1)),
         packet_size=packet, fetch_size=fetch, limits=limits, strides=strides, stages=stages,
         table=None, type_conversion=cast, zero_point0=zp0, num_zero_points=int(zp),
         zp_mode=(1 if in_t == I4 else 2) if zp else 0, flit_count=flits, words_per_packet=wpp,
@@ -410,7 +410,7 @@ def test_round_trip_property(items):
 def example_sections():
     entries = ref_paired(ml_dtypes.float8_e4m3fn)
     tab = table_record(1, 7, 8, entries)
-    prog = program_record(in_code=7, out_code=11, base=0x600000, packet=16, fetch=4, limits=[65536], strides=[1],
+    prog = program_record(in_code=7, out_code=11, base=0x60000, packet=16, fetch=4, limits=[65536], strides=[1],
                           stages=3, tables=0, conv=3, flits=2, wpp=2)  # fmt: skip
     return [(1, tab, 1), (2, prog, 1), (3, b"decode/0\0", 1)]
 
@@ -781,7 +781,7 @@ program 0: "decode/0"
   unit: main
   in_dtype: f4E2M1FN
   out_dtype: f32
-  base: 0x600000 (6291456)
+  base: 0x60000 (393216)
   sequencer: [65536 : 1] : 16
   fetch_size: 4
   words_per_packet: 2
@@ -835,7 +835,7 @@ def test_disassemble_non_paired_and_other_programs():
     assert "  sequencer: [4096 : 32, 32 : 1] : 32\n" in text
     assert "  stages: zero_point\n  table: none\n  type_conversion: none\n  zero_point: -128 (i8 -> i9)\n" in text
     assert "  zero_point: 7 (i4 -> i5)\n" in text
-    assert "  base: 0xfffffff8 (4294967288)\n" in text
+    assert "  base: 0x7fff8 (524280)\n" in text
     assert "  sequencer: [8 : 1, 8 : 8, 3 : 64, 4 : 192] : 1\n  fetch_size: 2\n" in text
     assert "  sequencer: [7 : -2147483648, 5 : 2147483647, 1 : 0, 1 : 0, 1 : 0, 1 : 0, 1 : 0, 9 : -3] : 1\n" in text
     assert "  type_conversion: 6 (f32 -> bf16)\n" in text

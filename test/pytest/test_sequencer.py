@@ -52,6 +52,7 @@ def run(
     cast_out=None,
     read_size=None,
     base=0,
+    placed=True,
 ) -> SequencerConfig:
     rank = len(memref_shape)
     if map_coeffs is None:
@@ -73,6 +74,7 @@ def run(
         cast_out=cast_out,
         read_size=read_size,
         base=base,
+        placed=placed,
     )
 
 
@@ -226,8 +228,8 @@ def test_split_exceeds_budget():
         else:
             row[7 - r] = 1
         coeffs.append(row)
-    with raises("needs 9 sequencer entries, but the table holds 8"):
-        run([2] * 7 + [100000], [100000] + [2] * 7, [1], coeffs)
+    with raises("needs 9 sequencer entries, but the table holds 8"):  # 12.8 MB: only unplaced (see below)
+        run([2] * 7 + [100000], [100000] + [2] * 7, [1], coeffs, placed=False)
 
 
 def test_build_entries_rules():
@@ -374,9 +376,19 @@ def test_nonpositive_sizes(memref, time, packet, msg):
 
 
 def test_address_space_limit():
-    # base 2^32 - 8, memref<16xi8>: the last element lands at 2^32 + 7.
-    with raises("outside [0, 2^32)"):
-        run([16], [1], [16], [[0, 1]], base=(1 << 32) - 8)
+    # base 2^19 - 8, memref<16xi8>: the last element lands at 2^19 + 7, past one slice's DM.
+    with raises("the fetch reaches DM byte addresses [524280, 524295], outside [0, 2^19 = 524288): address outside one slice's DM"):
+        run([16], [1], [16], [[0, 1]], base=(1 << 19) - 8)
+    run([8], [1], [8], [[0, 1]], base=(1 << 19) - 8)  # the last 8 bytes of DM
+
+
+def test_unplaced_fetch_is_not_checked_against_the_end_of_dm():
+    # Before fetch-place-dm a fetch has no base; the placement reports a kernel
+    # that does not fit, with the slices that would make it fit (ir.md §2a).
+    cfg = run([1 << 20], [1 << 15], [32], [[32, 1]], placed=False)
+    assert cfg.base == 0
+    with raises("outside [0, 2^19 = 524288)"):
+        run([1 << 20], [1 << 15], [32], [[32, 1]])
 
 
 # --------------------------------------------------------------------------
@@ -390,8 +402,9 @@ def test_base_not_aligned():
 
 
 def test_base_too_large():
-    with raises("base 4294967296 is not below 2^32"):
-        run([16], [1], [16], [[0, 1]], base=1 << 32)
+    with raises("base 524288 (0x80000) is not below 2^19 = 524288, the size of one slice's DM (16 banks x 4096 rows x 8 bytes)"):
+        run([16], [1], [16], [[0, 1]], base=1 << 19)
+    run([16], [1], [16], [[0, 1]], base=(1 << 19) - 16)
 
 
 def test_base_negative():

@@ -167,10 +167,16 @@ class Profile:
     dims: tuple[int, ...] = ()
     """Further sizes for a non-contiguous memref dim (besides 1-5), a quarter of the time."""
     far_bases: bool = False
-    """Now and then a base just below 2^32 (later tensors may then not fit DM)."""
+    """Now and then a base just below 2^19 (later tensors may then not fit DM);
+    also lifts the DM budget (:data:`DM_BUDGET`) of a function."""
     trf_args: bool = False
     """Contraction weights are sometimes a ``!rngd.trf`` function argument."""
 
+
+DM_BUDGET = 3 << 17
+"""Bytes of tensors one generated kernel may take: three quarters of one
+slice's 512 KiB of DM (hardware.md §1a), leaving room for the placement's
+64-byte alignment and the scratch buffers of routed sub decodes."""
 
 PROPERTY = Profile()
 """The property tests: small tensors, every construct the reference evaluates."""
@@ -556,6 +562,7 @@ class Generator:
         self.ch = ch
         self.p = profile
         self.next_addr = 0
+        self.commit_bytes = 0
 
     # -- DM addresses ------------------------------------------------------
 
@@ -563,7 +570,7 @@ class Generator:
         """A fresh 8-byte aligned DM address for ``nbytes`` bytes."""
         ch = self.ch
         if self.p.far_bases and one_in(ch, 20):
-            return (1 << 32) - 8 * ch.integer(1, 64)  # near the end of DM: may not fit
+            return (1 << 19) - 8 * ch.integer(1, 64)  # near the end of one slice's DM: may not fit
         addr = self.next_addr + ch.choice([0, 0, 0, 8, 24, 256])
         self.next_addr = addr + -(-max(nbytes, 1) // 8) * 8
         return addr
@@ -915,6 +922,7 @@ class Generator:
             offset = ch.choice([0, 2, 8])
         c.commit_shape = shape
         c.commit_layout = strided(strides, offset) if strides is not None else None
+        self.commit_bytes += footprint(shape, strides or row_major(shape), offset, BITS.get(elem, 8)) + 64
         if BITS.get(elem, 0) >= 8 and one_in(ch, 6):
             base = self.place(footprint(shape, strides or row_major(shape), offset, BITS[elem]))
             c.refetch = Refetch(base, max(x for x in divisors(shape[-1]) if x <= 256))
@@ -923,10 +931,20 @@ class Generator:
     # -- modules -----------------------------------------------------------
 
     def function(self, name: str) -> GenFunc:
+        """One kernel of 1 to ``chains`` chains whose tensors fit one slice's
+        DM (:data:`DM_BUDGET`; a chain that would not fit is drawn again, at
+        most 8 times, then dropped), except under ``far_bases``."""
         f = GenFunc(name)
         self.next_addr = self.ch.choice([0, 0, 8, 64, 4096, 1 << 16])
+        self.commit_bytes = 0
         for _ in range(self.ch.integer(1, self.p.chains)):
-            f.chains += self.chains()
+            for _attempt in range(8):
+                addr, committed = self.next_addr, self.commit_bytes
+                new = self.chains()
+                if self.p.far_bases or self.next_addr + self.commit_bytes <= DM_BUDGET:
+                    f.chains += new
+                    break
+                self.next_addr, self.commit_bytes = addr, committed
         return f
 
     def module(self, nfuncs: int | None = None) -> GenModule:

@@ -69,7 +69,7 @@ func.func @scale_shape(%w: memref<64x128xf4E2M1FN>, %s: memref<64x4xf8E4M3FN>, %
 // verifier (before the pass runs).
 func.func @scale_base(%w: memref<64x128xf4E2M1FN>, %s: memref<64x8xf8E4M3FN>, %g: f32, %o: memref<64x128xf32>) {
   %c = fetch.fetch %w {map = affine_map<(r, b, e) -> (r, b * 16 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 8], [16], f4E2M1FN>
-  // expected-error @+1 {{'fetch.dequant' op scale_base 8196 must be a DM byte address that is a multiple of 8 and below 2^32}}
+  // expected-error @+1 {{'fetch.dequant' op scale_base 8196 is not a multiple of 8 bytes (it is the base of the block-scale fetch)}}
   %d = fetch.dequant %c, %s, %g {format = "nvfp4", scale_base = 8196 : i64} : !fetch.stream<main, [64, 8], [16], f4E2M1FN>, memref<64x8xf8E4M3FN>, f32 -> !fetch.stream<main, [64, 8], [16], f32>
   rngd.commit %d, %o : !fetch.stream<main, [64, 8], [16], f32>, memref<64x128xf32>
   func.return

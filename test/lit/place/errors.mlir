@@ -159,9 +159,9 @@ func.func @dynamic(%w: memref<2x16xi8>, %x: memref<2x16xi8>, %d: memref<?xi8>) {
 
 // -----
 
-// An explicit placement past the end of the 32-bit DM: 0xfffffff0 + 32 bytes.
-// expected-error @+1 {{'func.func' op placing %x (32 bytes) at 0xfffffff0 (its rngd.dm_base) needs 4294967312 bytes of DM, but dm-size is 4294967296 (raise dm-size or lower its address)}}
-func.func @explicit_overflow(%w: memref<2x16xi8>, %x: memref<2x16xi8> {rngd.dm_base = 4294967280 : i64}) {
+// An explicit placement past the end of one slice's DM: 0x7fff0 + 32 bytes.
+// expected-error @+1 {{'func.func' op placing %x (32 bytes) at 0x7fff0 (its rngd.dm_base) needs 524304 bytes of DM, but dm-size is 524288 (one slice's DM): lower its address}}
+func.func @explicit_overflow(%w: memref<2x16xi8>, %x: memref<2x16xi8> {rngd.dm_base = 524272 : i64}) {
   %s = fetch.fetch %w : memref<2x16xi8> -> !fetch.stream<main, [2], [16], i8>
   rngd.commit %s, %x : !fetch.stream<main, [2], [16], i8>, memref<2x16xi8>
   func.return
@@ -172,8 +172,8 @@ func.func @explicit_overflow(%w: memref<2x16xi8>, %x: memref<2x16xi8> {rngd.dm_b
 // A fetch's base that puts its tensor past the end of DM: the error is at the
 // fetch whose base placed it.
 func.func @inferred_overflow(%w: memref<2x16xi8>, %x: memref<2x16xi8>) {
-  // expected-error @+1 {{'fetch.fetch' op placing %w (32 bytes) at 0xfffffff8 (the base of this op) needs 4294967320 bytes of DM, but dm-size is 4294967296 (raise dm-size or lower its address)}}
-  %s = fetch.fetch %w {base = 4294967288 : i64, map = affine_map<(t, p) -> (0, t * 8 + p)>} : memref<2x16xi8> -> !fetch.stream<main, [1], [8], i8>
+  // expected-error @+1 {{'fetch.fetch' op placing %w (32 bytes) at 0x7fff8 (the base of this op) needs 524312 bytes of DM, but dm-size is 524288 (one slice's DM): lower its address}}
+  %s = fetch.fetch %w {base = 524280 : i64, map = affine_map<(t, p) -> (0, t * 8 + p)>} : memref<2x16xi8> -> !fetch.stream<main, [1], [8], i8>
   %t = fetch.fetch %x {base = 0 : i64} : memref<2x16xi8> -> !fetch.stream<main, [2], [16], i8>
   %u = rngd.to_trf %s : !fetch.stream<main, [1], [8], i8> -> !rngd.trf<i8>
   %v = rngd.to_trf %t : !fetch.stream<main, [2], [16], i8> -> !rngd.trf<i8>
@@ -184,8 +184,8 @@ func.func @inferred_overflow(%w: memref<2x16xi8>, %x: memref<2x16xi8>) {
 
 // No room after an explicit placement at the top of DM: the placed tensors go
 // after the highest byte taken, so %x does not fit.
-// expected-error @+1 {{'func.func' op placing %x (32 bytes) at 0x100000000 needs 4294967328 bytes of DM, but dm-size is 4294967296 (fetch-place-dm places tensors after the highest byte that the kernel's own addresses take, 0xffffffff; give %x an explicit rngd.dm_base or raise dm-size)}}
-func.func @no_room(%w: memref<2x16xi8> {rngd.dm_base = 4294967264 : i64}, %x: memref<2x16xi8>) {
+// expected-error @+1 {{'func.func' op placing %x (32 bytes) at 0x80000 needs 524320 bytes of DM, but dm-size is 524288 (one slice's DM): fetch-place-dm places tensors after the highest byte that the kernel's own addresses take, 0x7ffff; give %x an explicit rngd.dm_base}}
+func.func @no_room(%w: memref<2x16xi8> {rngd.dm_base = 524256 : i64}, %x: memref<2x16xi8>) {
   %s = fetch.fetch %w : memref<2x16xi8> -> !fetch.stream<main, [2], [16], i8>
   rngd.commit %s, %x : !fetch.stream<main, [2], [16], i8>, memref<2x16xi8>
   func.return

@@ -11,16 +11,16 @@
 // RUN: %fetchc -p '' --emit=mlir %t.custom | diff %t.custom -
 
 // CHECK-LABEL: func.func @fetch_and_stages(
-// CHECK-NEXT: %s = fetch.fetch %w {base = 6291456 : i64, map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+// CHECK-NEXT: %s = fetch.fetch %w {base = 393216 : i64, map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
 // CHECK-NEXT: %d = fetch.table_lookup %s : !fetch.stream<main, [4096], [16], f4E2M1FN> -> !fetch.stream<main, [4096], [16], f8E4M3FN>
 // CHECK-NEXT: %f = fetch.cast %d : !fetch.stream<main, [4096], [16], f8E4M3FN> -> !fetch.stream<main, [4096], [16], f32>
 // CHECK-NEXT: rngd.commit %f, %o : !fetch.stream<main, [4096], [16], f32>, memref<4096x16xf32>
 // GENERIC-LABEL: "func.func"() <{sym_name = "fetch_and_stages"
-// GENERIC: %s = "fetch.fetch"(%w) <{base = 6291456 : i64, map = affine_map<(d0, d1) -> (d0, d1)>}> : (memref<4096x16xf4E2M1FN>) -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+// GENERIC: %s = "fetch.fetch"(%w) <{base = 393216 : i64, map = affine_map<(d0, d1) -> (d0, d1)>}> : (memref<4096x16xf4E2M1FN>) -> !fetch.stream<main, [4096], [16], f4E2M1FN>
 // GENERIC-NEXT: %d = "fetch.table_lookup"(%s) : (!fetch.stream<main, [4096], [16], f4E2M1FN>) -> !fetch.stream<main, [4096], [16], f8E4M3FN>
 // GENERIC-NEXT: %f = "fetch.cast"(%d) : (!fetch.stream<main, [4096], [16], f8E4M3FN>) -> !fetch.stream<main, [4096], [16], f32>
 func.func @fetch_and_stages(%w: memref<4096x16xf4E2M1FN>, %o: memref<4096x16xf32>) {
-  %s = fetch.fetch %w {base = 6291456 : i64, map = affine_map<(t0, p0) -> (t0, p0)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+  %s = fetch.fetch %w {base = 393216 : i64, map = affine_map<(t0, p0) -> (t0, p0)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
   %d = fetch.table_lookup %s : !fetch.stream<main, [4096], [16], f4E2M1FN> -> !fetch.stream<main, [4096], [16], f8E4M3FN>
   %f = fetch.cast %d : !fetch.stream<main, [4096], [16], f8E4M3FN> -> !fetch.stream<main, [4096], [16], f32>
   rngd.commit %f, %o : !fetch.stream<main, [4096], [16], f32>, memref<4096x16xf32>

@@ -6,7 +6,7 @@
 // RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %fetchc -p '' --emit=mlir | FileCheck %s
 
 // CHECK-LABEL: func.func @generic(
-// CHECK-NEXT: %s = fetch.fetch %buf {base = 6291456 : i64, map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+// CHECK-NEXT: %s = fetch.fetch %buf {base = 393216 : i64, map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4096x16xf4E2M1FN> -> !fetch.stream<main, [4096], [16], f4E2M1FN>
 // CHECK-NEXT: %d = fetch.table_lookup %s : !fetch.stream<main, [4096], [16], f4E2M1FN> -> !fetch.stream<main, [4096], [16], f8E4M3FN>
 // CHECK-NEXT: %f = fetch.cast %d : !fetch.stream<main, [4096], [16], f8E4M3FN> -> !fetch.stream<main, [4096], [16], f32>
 // CHECK-NEXT: %sw = rngd.switch %f : !fetch.stream<main, [4096], [16], f32> -> !fetch.stream<main, [4096], [16], f32>
@@ -21,7 +21,7 @@
 // CHECK-NEXT: func.return %t : !rngd.trf<bf16>
 "func.func"() <{sym_name = "generic", function_type = (memref<4096x16xf4E2M1FN>, memref<4096x16xf32>, memref<64x32xi8>, !rngd.trf<i8>, memref<64x32xi32>, memref<64x16xf8E5M2>) -> !rngd.trf<bf16>}> ({
 ^bb0(%buf: memref<4096x16xf4E2M1FN>, %out: memref<4096x16xf32>, %x: memref<64x32xi8>, %trf: !rngd.trf<i8>, %o: memref<64x32xi32>, %y: memref<64x16xf8E5M2>):
-  %s = "fetch.fetch"(%buf) <{base = 6291456 : i64, map = affine_map<(t0, p0) -> (t0, p0)>}> : (memref<4096x16xf4E2M1FN>) -> !fetch.stream<main, [4096], [16], f4E2M1FN>
+  %s = "fetch.fetch"(%buf) <{base = 393216 : i64, map = affine_map<(t0, p0) -> (t0, p0)>}> : (memref<4096x16xf4E2M1FN>) -> !fetch.stream<main, [4096], [16], f4E2M1FN>
   %d = "fetch.table_lookup"(%s) : (!fetch.stream<main, [4096], [16], f4E2M1FN>) -> !fetch.stream<main, [4096], [16], f8E4M3FN>
   %f = "fetch.cast"(%d) : (!fetch.stream<main, [4096], [16], f8E4M3FN>) -> !fetch.stream<main, [4096], [16], f32>
   %sw = "rngd.switch"(%f) : (!fetch.stream<main, [4096], [16], f32>) -> !fetch.stream<main, [4096], [16], f32>

@@ -11,7 +11,7 @@
 // RUN: %python -c "import json, struct, sys; d = open(sys.argv[1], 'rb').read(); rows = [struct.unpack_from('<IIII', d, 32 + 16 * i) for i in range(4)]; (off, size), = [(o, s) for k, o, s, c in rows if k == 4]; m = d[off:off + size]; print('canonical' if m == json.dumps(json.loads(m), sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode() and off + size == len(d) else 'not canonical')" %t.bin | FileCheck %s --check-prefix=CANON
 // CANON: canonical
 
-// CHECK:      seq.bin version 1.1, {{[0-9]+}} bytes, crc32 0x{{[0-9a-f]+}}
+// CHECK:      seq.bin version 1.2, {{[0-9]+}} bytes, crc32 0x{{[0-9a-f]+}}
 // CHECK-NEXT: sections: 4
 // CHECK-NEXT: section TABLES: offset 96, size 520, count 1
 // CHECK-NEXT: section PROGRAMS: offset 616, size 256, count 2
@@ -22,17 +22,18 @@
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: w (arg 0)
 // CHECK-NEXT:   stream: time [3, 5] packet [2]
-// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 49]]:8
+// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 50]]:8
 // CHECK:      program 1: "k/1"
 // CHECK:        base: 0x2010 (8208)
 // CHECK:        flit_count: 2
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: s (arg 1)
 // CHECK-NEXT:   stream: time [4] packet [16]
-// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 45]]:8
+// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 46]]:8
 // CHECK-NEXT: manifest: producer "fetchc {{[0-9.]+}}"
 // CHECK-NEXT: kernels: 1
 // CHECK-NEXT: kernel 0: k
+// CHECK-NEXT:   slices: 1
 // CHECK-NEXT:   tensors: 5
 // CHECK-NEXT:   tensor 0: w (arg 0)
 // CHECK-NEXT:     dtype: f4E2M1FN
@@ -80,7 +81,7 @@ func.func @k(%w: memref<3x10xf4E2M1FN> {rngd.dm_base = 4096 : i64}, %s: memref<4
   func.return
 }
 
-// JSON:      "version": "1.1",
+// JSON:      "version": "1.2",
 // JSON:      "manifest": {
 // JSON-NEXT:   "kernels": [
 // JSON-NEXT:     {
@@ -106,6 +107,7 @@ func.func @k(%w: memref<3x10xf4E2M1FN> {rngd.dm_base = 4096 : i64}, %s: memref<4
 // JSON-NEXT:           "name": "g"
 // JSON-NEXT:         }
 // JSON-NEXT:       ],
+// JSON-NEXT:       "slices": 1,
 // JSON-NEXT:       "tensors": [
 // JSON-NEXT:         {
 // JSON-NEXT:           "arg": 0,

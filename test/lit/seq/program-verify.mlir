@@ -68,8 +68,8 @@ func.func @unit(%b: memref<64xi8>, %o: memref<64xi8>) {
 // -----
 
 func.func @base(%b: memref<64xi8>, %o: memref<64xi8>) {
-  // expected-error @+1 {{'fetch_seq.program' op base is 4294967296, not a DM byte address below 2^32}}
-  %s = fetch_seq.program %b {program_name = "k/0", unit = #fetch_seq.unit<main>, base = 4294967296 : i64, packet_size = 32 : i64, fetch_size = 32 : i64, limits = array<i64: 64>, strides = array<i64: 1>, stages = #fetch_seq.stages<none>, zp_mode = #fetch_seq.zp_mode<none>, flit_count = 1 : i64, words_per_packet = 1 : i64, cycles = 2 : i64} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
+  // expected-error @+1 {{'fetch_seq.program' op base is 524288, not a DM byte address below 2^19 = 524288 (one slice's DM)}}
+  %s = fetch_seq.program %b {program_name = "k/0", unit = #fetch_seq.unit<main>, base = 524288 : i64, packet_size = 32 : i64, fetch_size = 32 : i64, limits = array<i64: 64>, strides = array<i64: 1>, stages = #fetch_seq.stages<none>, zp_mode = #fetch_seq.zp_mode<none>, flit_count = 1 : i64, words_per_packet = 1 : i64, cycles = 2 : i64} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
   rngd.commit %s, %o : !fetch.stream<main, [2], [32], i8>, memref<64xi8>
   func.return
 }

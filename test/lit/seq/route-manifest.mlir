@@ -22,7 +22,7 @@
 // CHECK-NEXT:   type_conversion: none
 // CHECK:        tensor: codes (arg 0)
 // CHECK-NEXT:   stream: time [256, 16] packet [32]
-// CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 68]]:8
+// CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 70]]:8
 // CHECK:      program 1: "stage/1"
 // CHECK-NEXT:   unit: sub
 // CHECK-NEXT:   in_dtype: f8E4M3FN
@@ -36,7 +36,7 @@
 // CHECK-NEXT:   type_conversion: none
 // CHECK:        tensor: scratch0 (scratch)
 // CHECK-NEXT:   stream: time [256, 16] packet [32]
-// CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 54]]:8
+// CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 56]]:8
 // CHECK:      program 2: "dq/0"
 // CHECK-NEXT:   unit: main
 // CHECK:        stages: table_lookup
@@ -55,6 +55,7 @@
 // CHECK-NEXT:   base: 0x1000 (4096)
 // CHECK:        tensor: bs (arg 1)
 // CHECK:      kernel 0: stage
+// CHECK-NEXT:   slices: 1
 // CHECK-NEXT:   tensors: 2
 // CHECK-NEXT:   tensor 0: codes (arg 0)
 // CHECK:          dm_base: 0x0 (0)
@@ -70,6 +71,7 @@
 // CHECK-NEXT:   scalars: 0
 // CHECK-NEXT:   programs: 0, 1
 // CHECK:      kernel 1: dq
+// CHECK-NEXT:   slices: 1
 // CHECK-NEXT:   tensors: 4
 // CHECK:        tensor 2: o (arg 3)
 // CHECK-NEXT:     dtype: f32
@@ -87,7 +89,7 @@
 // CHECK-NEXT:     use: read, committed
 // CHECK:        programs: 2, 3, 4
 
-// JSON: {"arg":0,"bytes":65536,"committed":false,"dm_base":0,"dtype":"f4E2M1FN","name":"codes","offset":0,"read":true,"shape":[256,512],"strides":[512,1]},{"arg":null,"bytes":131072,"committed":true,"dm_base":65536,"dtype":"f8E4M3FN","name":"scratch0","offset":0,"read":true,"scratch":true,"shape":[256,16,32],"strides":[512,32,1]}
+// JSON: {"arg":0,"bytes":65536,"committed":false,"dm_base":0,"dtype":"f4E2M1FN","name":"codes","offset":0,"read":true,"shape":[256,512],"slice_dim":null,"strides":[512,1]},{"arg":null,"bytes":131072,"committed":true,"dm_base":65536,"dtype":"f8E4M3FN","name":"scratch0","offset":0,"read":true,"scratch":true,"shape":[256,16,32],"slice_dim":null,"strides":[512,32,1]}
 
 func.func @stage(%codes: memref<256x512xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
   %c = fetch.fetch %codes {map = affine_map<(r, p, e) -> (r, p * 32 + e)>}

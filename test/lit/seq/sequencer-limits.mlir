@@ -78,18 +78,18 @@ func.func @base_alignment(%b: memref<64xi8>, %o: memref<64xi8>) {
 // -----
 
 func.func @base_too_high(%b: memref<64xi8>, %o: memref<64xi8>) {
-  // expected-error @+1 {{'fetch.fetch' op base 4294967296 is not below 2^32 = 4294967296}}
-  %s = fetch.fetch %b {base = 4294967296 : i64, map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
+  // expected-error @+1 {{'fetch.fetch' op base 524288 (0x80000) is not below 2^19 = 524288, the size of one slice's DM (16 banks x 4096 rows x 8 bytes); place the tensor lower, or split it over slices (rngd.slices, rngd.slice_dim)}}
+  %s = fetch.fetch %b {base = 524288 : i64, map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
   rngd.commit %s, %o : !fetch.stream<main, [2], [32], i8>, memref<64xi8>
   func.return
 }
 
 // -----
 
-// The last legal base: 2^32 - 8, with a 64-byte tensor ending past 2^32.
+// The last legal base: 2^19 - 8, with a 64-byte tensor ending past one slice's DM.
 func.func @end_past_dm(%b: memref<64xi8>, %o: memref<64xi8>) {
-  // expected-error @+1 {{'fetch.fetch' op the fetch reaches DM byte addresses [4294967288, 4294967351], outside [0, 2^32): address outside the addressable DM}}
-  %s = fetch.fetch %b {base = 4294967288 : i64, map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
+  // expected-error @+1 {{'fetch.fetch' op the fetch reaches DM byte addresses [524280, 524343], outside [0, 2^19 = 524288): address outside one slice's DM}}
+  %s = fetch.fetch %b {base = 524280 : i64, map = affine_map<(t, p) -> (t * 32 + p)>} : memref<64xi8> -> !fetch.stream<main, [2], [32], i8>
   rngd.commit %s, %o : !fetch.stream<main, [2], [32], i8>, memref<64xi8>
   func.return
 }

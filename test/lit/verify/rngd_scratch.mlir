@@ -51,7 +51,7 @@ func.func @strided() {
 // -----
 
 func.func @unaligned() {
-  // expected-error @+1 {{'rngd.scratch' op dm_base 12 must be a DM byte address that is a multiple of 8 and below 2^32}}
+  // expected-error @+1 {{'rngd.scratch' op dm_base 12 is not a multiple of 8 bytes}}
   %b = rngd.scratch {dm_base = 12 : i64} : memref<4x16xi8>
   func.return
 }

@@ -55,7 +55,7 @@ import numpy as np
 import fetchc
 from fetchc.api import CompileResult
 from fetchc.diagnostics import DiagnosticError
-from fetchc.seqbin import SeqBin, read, read_info
+from fetchc.seqbin import read_info
 
 # ---------------------------------------------------------------------------
 # NVFP4 constants, written out independently of fetchc.target
@@ -85,6 +85,10 @@ DEFAULT_CODES_BASE = 0x10000
 """DM byte address of the packed codes in the kernel (64 KiB)."""
 DM_ALIGN = 64
 """The block scales start at the next multiple of 64 bytes after the codes."""
+SLICE_DM = 1 << 19
+"""One slice's DM, 512 KiB (hardware.md §1a): a weight larger than that runs on several slices."""
+SLICES_MAX = 512
+"""The most slices a kernel may run on (ir.md §2a)."""
 
 VARIANTS: tuple[tuple[str, str, str, float | None], ...] = (
     ("correct", "correct decode", "compiled seq.bin + residual IR as emitted", None),
@@ -281,27 +285,47 @@ def bit_mismatches(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def layout(out: int, in_p: int, codes_base: int = DEFAULT_CODES_BASE) -> tuple[int, int, int]:
-    """``(codes_base, scale_base, dm_size)``: the packed codes at
-    ``codes_base``, the e4m3 block scales at the next multiple of
-    :data:`DM_ALIGN` after them."""
+    """``(codes_base, scale_base, dm_size)`` of ``out`` rows (one slice's):
+    the packed codes at ``codes_base``, the e4m3 block scales at the next
+    multiple of :data:`DM_ALIGN` after them."""
     codes_bytes = out * in_p // 2
     scale_base = -(-(codes_base + codes_bytes) // DM_ALIGN) * DM_ALIGN
     return codes_base, scale_base, scale_base + out * in_p // BLOCK
 
 
-def kernel_mlir(out: int, in_p: int, codes_base: int, scale_base: int) -> str:
-    """The NVFP4 decode kernel as MLIR text: fetch the ``out x in_p`` codes
-    one 16-element block per packet (time ``[out, in_p/16]``), dequantise
-    with the block scales at ``scale_base`` and the tensor scale ``%g``,
-    commit the f32 result to ``%out``."""
+def slices_for(out: int, in_p: int, codes_base: int = DEFAULT_CODES_BASE) -> int:
+    """The fewest slices (a power of two dividing ``out``) over which the
+    weight's rows split so that one slice's codes, block scales and f32
+    output fit its 512 KiB of DM (hardware.md §1a; the output at the next
+    64-byte boundary after the scales).  Raises ``ValueError`` when no split
+    of at most 512 slices fits."""
+    s = 1
+    while s <= SLICES_MAX:
+        if out % s == 0:
+            _, _, size = layout(out // s, in_p, codes_base)
+            if -(-size // DM_ALIGN) * DM_ALIGN + (out // s) * in_p * 4 <= SLICE_DM:
+                return s
+        s *= 2
+    raise ValueError(f"a {out} x {in_p} weight does not fit {SLICES_MAX} slices split by rows")
+
+
+def kernel_mlir(out: int, in_p: int, codes_base: int, scale_base: int, slices: int = 1) -> str:
+    """The NVFP4 decode kernel as MLIR text for ``out`` rows per slice on
+    ``slices`` slices (ir.md §2a: codes, block scales and output split by
+    rows, ``rngd.slice_dim = 0``; the tensor scale ``%g`` the same on every
+    slice): fetch the ``out x in_p`` codes one 16-element block per packet
+    (time ``[out, in_p/16]``), dequantise with the block scales at
+    ``scale_base`` and ``%g``, commit the f32 result to ``%out``."""
     nb = in_p // BLOCK
     cm = f"memref<{out}x{in_p}xf4E2M1FN>"
     sm = f"memref<{out}x{nb}xf8E4M3FN>"
     om = f"memref<{out}x{in_p}xf32>"
     s4 = f"!fetch.stream<main, [{out}, {nb}], [{BLOCK}], f4E2M1FN>"
     s32 = f"!fetch.stream<main, [{out}, {nb}], [{BLOCK}], f32>"
+    split = " {rngd.slice_dim = 0 : i64}" if slices > 1 else ""
+    attrs = f" attributes {{rngd.slices = {slices} : i64}}" if slices > 1 else ""
     return (
-        f"func.func @decode(%codes: {cm}, %bscale: {sm}, %g: f32, %out: {om}) {{\n"
+        f"func.func @decode(%codes: {cm}{split}, %bscale: {sm}{split}, %g: f32, %out: {om}{split}){attrs} {{\n"
         f"  %s = fetch.fetch %codes {{base = {codes_base} : i64, "
         f"map = affine_map<(t0, t1, p0) -> (t0, t1 * {BLOCK} + p0)>}} : {cm} -> {s4}\n"
         f"  %w = fetch.dequant %s, %bscale, %g {{format = \"nvfp4\", scale_base = {scale_base} : i64}}"
@@ -314,7 +338,8 @@ def kernel_mlir(out: int, in_p: int, codes_base: int, scale_base: int) -> str:
 
 @dataclass
 class Decoder:
-    """A compiled decode kernel for one ``(out, in_p)`` shape."""
+    """A compiled decode kernel for one ``(out, in_p)`` weight, on
+    ``slices`` slices of ``out / slices`` rows each."""
 
     out: int
     in_p: int
@@ -323,6 +348,7 @@ class Decoder:
     dm_size: int
     mlir: str
     result: CompileResult
+    slices: int = 1
     no_block_scale: Any = None
     """The residual IR without ``rngd.block_scale`` (:func:`module_without`)."""
     no_tensor_scale: Any = None
@@ -337,25 +363,16 @@ _DECODERS: dict[tuple[int, int, int], Decoder] = {}
 
 
 def compile_decoder(out: int, in_p: int, codes_base: int = DEFAULT_CODES_BASE) -> Decoder:
-    """Compile (and cache) the decode kernel for ``(out, in_p)``."""
+    """Compile (and cache) the decode kernel for an ``(out, in_p)`` weight,
+    on :func:`slices_for` slices."""
     key = (out, in_p, codes_base)
     if key not in _DECODERS:
-        cb, sb, size = layout(out, in_p, codes_base)
-        text = kernel_mlir(out, in_p, cb, sb)
-        _DECODERS[key] = Decoder(out, in_p, cb, sb, size, text, fetchc.compile(text, filename="real_weights.mlir"))
+        slices = slices_for(out, in_p, codes_base)
+        cb, sb, size = layout(out // slices, in_p, codes_base)
+        text = kernel_mlir(out // slices, in_p, cb, sb, slices)
+        result = fetchc.compile(text, filename="real_weights.mlir")
+        _DECODERS[key] = Decoder(out, in_p, cb, sb, size, text, result, slices)
     return _DECODERS[key]
-
-
-def dm_image(q: NVFP4Weight, dec: Decoder) -> np.ndarray:
-    """The DM image: packed code bytes at ``codes_base`` (row-major, two
-    codes per byte as checkpoints store them), e4m3 scale bytes at
-    ``scale_base``, zeros elsewhere."""
-    dm = np.zeros(dec.dm_size, dtype=np.uint8)
-    codes = np.ascontiguousarray(q.packed).reshape(-1)
-    scales = np.ascontiguousarray(q.bscale).view(np.uint8).reshape(-1)
-    dm[dec.codes_base : dec.codes_base + codes.size] = codes
-    dm[dec.scale_base : dec.scale_base + scales.size] = scales
-    return dm
 
 
 # ---------------------------------------------------------------------------
@@ -363,76 +380,19 @@ def dm_image(q: NVFP4Weight, dec: Decoder) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def _decode_func(module):
-    from xdsl.dialects.func import FuncOp
-
-    for op in module.walk():
-        if isinstance(op, FuncOp) and op.sym_name.data == "decode":
-            return op
-    raise RuntimeError("the compiled module has no func.func @decode")
-
-
-def _stream_shape(t) -> tuple[int, ...]:
-    return tuple(t.time) + tuple(t.packet)
-
-
-def _downstream(op, values: tuple[Any, ...]) -> np.ndarray:
-    """One downstream op (``rngd.block_scale`` / ``rngd.tensor_scale``) by
-    :mod:`fetchc.golden.interp`'s implementation of it."""
-    from fetchc.golden.interp import FetchcFunctions
-
-    impl = {"rngd.block_scale": FetchcFunctions.run_block_scale,
-            "rngd.tensor_scale": FetchcFunctions.run_tensor_scale}[op.name]
-    return impl(FetchcFunctions(), None, op, values).values[0]
-
-
-def run_residual(module, program_outputs: dict[str, np.ndarray], args: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Evaluate the residual IR of ``@decode`` after the pipeline.
-
-    ``fetch_seq.program`` results are the simulator's outputs (by program
-    name), reshaped to the stream's time + packet shape; ``rngd.block_scale``
-    and ``rngd.tensor_scale`` are applied as the IR says, by
-    :mod:`fetchc.golden.interp`'s implementations; ``rngd.commit`` writes the
-    stream, row-major, into the memref argument it names (``args`` maps
-    argument names, e.g. ``"g"``, to values).  Any other op is an error.
-    Returns ``{memref argument name: array}`` for every commit."""
-    func = _decode_func(module)
-    names = {a: a.name_hint or f"arg{i}" for i, a in enumerate(func.body.block.args)}
-    env: dict[Any, Any] = {a: args.get(n) for a, n in names.items()}
-    committed: dict[str, np.ndarray] = {}
-    for op in func.body.block.ops:
-        name = op.name
-        if name == "fetch_seq.program":
-            pname = op.program_name.data
-            env[op.results[0]] = program_outputs[pname].reshape(_stream_shape(op.results[0].type))
-        elif name in ("rngd.block_scale", "rngd.tensor_scale"):
-            env[op.results[0]] = _downstream(op, tuple(env[v] for v in op.operands))
-        elif name == "rngd.commit":
-            shape = tuple(op.operands[1].type.get_shape())
-            committed[names[op.operands[1]]] = np.asarray(env[op.operands[0]]).reshape(shape)
-        elif name == "func.return":
-            pass
-        else:
-            raise RuntimeError(f"run_residual: no semantics for '{name}' in the residual IR")
-    return committed
-
-
-def simulate(sb: SeqBin, dm: np.ndarray) -> dict[str, np.ndarray]:
-    """All programs of ``sb`` on ``dm`` through :func:`fetchc.golden.sim.simulate`."""
-    from fetchc.golden.sim import simulate as sim
-
-    return sim(sb, dm)
-
-
 def run_compiled(dec: Decoder, q: NVFP4Weight, seq_bin: bytes | None = None, module=None) -> np.ndarray:
-    """Decode ``q`` with the compiled artefact: read ``seq_bin`` (default the
-    compiled one), simulate every program on the DM image, evaluate the
-    residual IR ``module`` (default the compiled one).  Returns the committed
-    ``(out, in_p)`` f32."""
-    sb = read(dec.result.seq_bin if seq_bin is None else seq_bin)
-    outs = simulate(sb, dm_image(q, dec))
-    committed = run_residual(dec.result.module if module is None else module, outs, {"g": np.float32(q.gscale)})
-    return committed["out"].astype(np.float32, copy=False)
+    """Decode ``q`` with the compiled artefact through fetchc's golden model
+    (:func:`fetchc.golden.run.run_seqbin`): the whole weight split over the
+    kernel's slices, every program of every slice run from ``seq_bin``
+    (default the compiled one), then the residual IR ``module`` (default the
+    compiled one) with RNGD's arithmetic, the slices' outputs joined by
+    rows.  Returns the committed ``(out, in_p)`` f32."""
+    from fetchc.golden.run import run_seqbin
+
+    values = {"codes": q.packed, "bscale": q.bscale, "g": np.float32(q.gscale)}
+    out = run_seqbin(dec.result.seq_bin if seq_bin is None else seq_bin,
+                     dec.result.module if module is None else module, "decode", values, progress=False)  # fmt: skip
+    return out["out"].astype(np.float32, copy=False)
 
 
 # ---------------------------------------------------------------------------

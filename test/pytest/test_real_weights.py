@@ -279,3 +279,22 @@ def test_minilm_if_installed(capsys):
     assert rw.main(["--max-tensors", "2", "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
     assert js["all_bit_exact"] and js["overall"]["correct"] < 0.2
+
+
+def test_a_weight_larger_than_one_slice_runs_on_several_slices():
+    """MiniLM's FFN shape (1536 x 384: 2.25 MiB of f32 output) does not fit
+    one slice's 512 KiB of DM: the tool's kernel splits it by rows over the
+    fewest slices that fit (8 of 192 rows: 36 + 4.5 + 288 KiB plus the codes'
+    base) and fetchc's golden model runs every slice; the result is
+    bit-exact against the RNGD reference of the whole weight."""
+    w = synthetic_weight(1536, 384, seed=3)
+    q = rw.quantize_nvfp4(w)
+    dec = rw.compile_decoder(q.out_features, q.in_padded)
+    assert dec.slices == 8 == rw.slices_for(1536, 384)
+    assert "attributes {rngd.slices = 8 : i64}" in dec.mlir and "memref<192x384xf4E2M1FN> {rngd.slice_dim = 0 : i64}" in dec.mlir
+    (k,) = dec.result.seqbin.manifest.kernels  # type: ignore[union-attr]
+    assert k.slices == 8 and k.tensors[0].whole_shape(8) == (1536, 384)
+    got = rw.run_compiled(dec, q)
+    assert got.shape == (1536, 384)
+    assert rw.bit_mismatches(got, rw.rngd_decode(q)) == 0
+    assert rw.slices_for(64, 128) == 1

@@ -32,7 +32,6 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,

@@ -25,7 +25,6 @@ from typing import Sequence
 
 from fetchc.target import facts as target
 from fetchc.target import (
-    BASE_ALIGN,
     BASE_LIMIT,
     dm_base_problem,
     FLIT_BYTES,

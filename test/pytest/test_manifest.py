@@ -35,7 +35,6 @@ from fetchc.seqbin import (
     to_json,
     write,
 )
-from fetchc.seqbin.emit import build_manifest
 from fetchc.target import BF16, F4E2M1FN, F8E4M3FN, F32, I8
 
 NONE = 0xFFFFFFFF

@@ -157,7 +157,7 @@ def test_data_is_read_only_when_asked_and_within_the_limit(tmp_path):
 # --------------------------------------------------------------------------
 
 UNUSED_BIG = """\
-func.func @k(%a: memref<4x16xi8>, %big: memref<49152x16384xf32>, %o: memref<4x16xi8>) {
+func.func @k(%a: memref<4x16xi8>, %big: memref<120000xf32>, %o: memref<4x16xi8>) attributes {rngd.slices = 512 : i64} {
   %s = fetch.fetch %a : memref<4x16xi8> -> !fetch.stream<main, [4], [16], i8>
   rngd.commit %s, %o : !fetch.stream<main, [4], [16], i8>, memref<4x16xi8>
   func.return
@@ -167,10 +167,10 @@ func.func @k(%a: memref<4x16xi8>, %big: memref<49152x16384xf32>, %o: memref<4x16
 
 @pytest.mark.parametrize("command", ["sim", "run"])
 def test_budget_covers_a_big_tensor_of_the_manifest(tmp_path, command):
-    """``FETCHC_SIM_MAX_BYTES=1000000``: a kernel whose MANIFEST holds a
-    3 GiB tensor (no program reads it) lays out a 3 GiB DM image: refused
-    before allocating (it was allocated, and the run succeeded, whatever the
-    budget)."""
+    """``FETCHC_SIM_MAX_BYTES=1000000``: a kernel on 512 slices whose
+    MANIFEST holds a 480000-byte tensor (no program reads it) lays out 512
+    DM images of 480128 bytes (245825536 bytes, what one slice's DM allows
+    times the most slices): refused before allocating."""
     (tmp_path / "k.mlir").write_text(UNUSED_BIG)
     assert _fetchc(["k.mlir", "-o", "k.bin"], tmp_path).returncode == 0
     np.save(tmp_path / "a.npy", np.arange(64, dtype=np.int8).reshape(4, 16))
@@ -178,7 +178,7 @@ def test_budget_covers_a_big_tensor_of_the_manifest(tmp_path, command):
     argv = ["sim", "k.bin"] if command == "sim" else ["run", "k.mlir"]
     r = _fetchc(argv + ["--arg", "a=a.npy", "-o", "o.npz"], tmp_path, env=env)
     assert r.returncode == 1
-    image = 64 + 3 * 2**30 + 64  # a, big, o
+    image = 512 * (64 + 480000 + 64)  # a, big, o on every slice
     assert f"error: the DM image is {image} bytes, more than the 1000000 bytes fetchc {command} may allocate" in r.stderr
     assert not (tmp_path / "o.npz").exists()
 

@@ -45,12 +45,15 @@ def _simple_classes(op_def) -> tuple[tuple[type, ...], tuple[type, ...]] | None:
     ``BaseAttr`` constraint and no property or attribute is checked at parse
     time (then ``isinstance`` is the whole of xDSL's parse-time check), else
     None (the generic checks run)."""
-    from xdsl.irdl.constraints import BaseAttr, SingleOf
+    from xdsl.irdl.constraints import BaseAttr, EqIntConstraint, RangeLengthConstraint, RangeOf, SingleOf
 
     def base(d) -> type | None:
         c = d.constr
         if type(c) is SingleOf and type(c.constr) is BaseAttr:
             return c.constr.attr
+        if (type(c) is RangeLengthConstraint and type(c.constraint) is RangeOf
+                and type(c.constraint.constr) is BaseAttr and c.length == EqIntConstraint(1)):
+            return c.constraint.constr.attr  # operand_def(X): exactly one X
         return None
 
     checked = [d for defs in (op_def.properties, op_def.attributes) for d in defs.values()
@@ -82,8 +85,9 @@ class Registry:
     classes are xDSL's and fetchc's own; nothing here depends on input)."""
 
     def __init__(self) -> None:
-        from fetchc.dialects import fetch, fetch_seq, rngd
         from xdsl.dialects.func import FuncOp, ReturnOp
+
+        from fetchc.dialects import fetch, fetch_seq, rngd
 
         self.formats: dict[type, Format] = {}
         for module in (fetch, rngd, fetch_seq):

@@ -30,6 +30,7 @@ import re
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    AffineMapAttr,
     ArrayAttr,
     CallSiteLoc,
     DictionaryAttr,
@@ -53,6 +54,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import AttrParser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
@@ -142,6 +144,21 @@ _FAST_LOCS = _unverified_ok(FileLineColLoc) and _unverified_ok(IntAttr) and [
 ] == ["filename", "line", "column"]
 _file_loc = _file_loc_fast if _FAST_LOCS else _file_loc_checked
 _int_attr = _int_attr_fast if _FAST_LOCS else IntAttr
+
+
+_MEMREF_NEW = all(d.converter is None for _, d in MemRefType.get_irdl_definition().parameters) and [
+    f for f, _ in MemRefType.get_irdl_definition().parameters
+] == ["shape", "element_type", "layout", "memory_space"]
+
+
+def _memref_type(elem: Attribute, shape: list[int], layout: Attribute) -> MemRefType:
+    """``MemRefType(elem, shape, layout)`` as xDSL's parser builds it, through
+    ``MemRefType.new`` with the parameters ``__init__`` would compute (it
+    only wraps the shape; no converters): the same object, verified the
+    same way, without ``__init__``'s generic ``isa`` of the shape."""
+    if not _MEMREF_NEW:
+        return MemRefType(elem, shape, layout)
+    return MemRefType.new((ArrayAttr([IntAttr(d) for d in shape]), elem, layout, NoneAttr()))
 
 
 def _float_types() -> dict[str, Attribute]:
@@ -333,6 +350,7 @@ class AttrLexer:
             raise Fallback("stream element")
         from fetchc.dialects.stream import StreamType
 
+        self._registered("fetch.stream", StreamType)
         time, packet = _dims(found.group(2)), _dims(found.group(3))
         if not packet or min(time + packet) < 1:
             raise Fallback("stream shape")
@@ -353,8 +371,14 @@ class AttrLexer:
         from fetchc.dialects.rngd import TrfType, VrfType
 
         cls = TrfType if found.group(1) == "trf" else VrfType
+        self._registered(cls.name, cls)
         self.memo[key] = made = cls.new((elem,))
         return made
+
+    def _registered(self, name: str, cls: type) -> None:
+        """xDSL's parser knows ``!name`` only from the context: so must we."""
+        if self.ctx.get_optional_type(name) is not cls:
+            raise Fallback(f"!{name} is not registered in this context")
 
     def _memref(self, pos: int) -> Attribute:
         found = _MEMREF.match(self.text, pos)
@@ -366,7 +390,7 @@ class AttrLexer:
             self.pos = after + 1
             hit = self.memo.get(key)
             if hit is None:
-                hit = self.memo[key] = MemRefType(self._memref_elem(found), _shape(found.group(1)))
+                hit = self.memo[key] = _memref_type(self._memref_elem(found), _shape(found.group(1)), NoneAttr())
             return hit
         end = _balanced_end(self.text, pos)
         key = self.text[pos:end]
@@ -383,7 +407,7 @@ class AttrLexer:
         self.expect(">")
         if not isinstance(layout, MemRefLayoutAttr):
             raise Fallback("memref memory space")
-        made = MemRefType(self._memref_elem(found), _shape(found.group(1)), layout=layout)
+        made = _memref_type(self._memref_elem(found), _shape(found.group(1)), layout)
         if shared and self.pos == end:
             self.memo[key] = made
         return made
@@ -443,9 +467,12 @@ class AttrLexer:
             if w == "unit":
                 self.pos = word.end()
                 return UnitAttr()
+            if w == "affine_map":
+                found = _AFFINE_MAP.match(self.text, pos)
+                if found is not None:
+                    return self._affine_map_attr(found)
             if w in _DELEGATED_ATTRS and self.text.startswith("<", word.end()):
-                found = _AFFINE_MAP.match(self.text, pos) if w == "affine_map" else None
-                return self.delegated(pos, is_type=False, end=found.end() if found else None)
+                return self.delegated(pos, is_type=False)
             if w in ("loc", "dense", "dense_resource", "opaque", "affine_set", "none"):
                 raise Fallback(f"attribute {w}")
         return self.type()
@@ -547,6 +574,101 @@ class AttrLexer:
         self.pos = end
         return hit
 
+    # -- affine maps (xDSL's AffineParser, the same AffineExpr operators) --
+
+    def _affine_map_attr(self, found: re.Match[str]) -> AffineMapAttr:
+        """``affine_map<...>`` spelled as :data:`_AFFINE_MAP` matches,
+        memoised per parse (a map names no alias)."""
+        key = found.group(0)
+        hit = self.memo.get(key)
+        if hit is None:
+            self.pos = found.start() + len("affine_map<")
+            dims = self._affine_ids("(", ")")
+            syms = self._affine_ids("[", "]") if self.peek() == "[" else []
+            self.expect("->")
+            self.expect("(")
+            exprs: list[AffineExpr] = []
+            if not self.accept(")"):
+                exprs.append(self._affine_expr(dims, syms))
+                while self.accept(","):
+                    exprs.append(self._affine_expr(dims, syms))
+                self.expect(")")
+            self.expect(">")
+            if self.pos != found.end():
+                raise Fallback("affine map spelling")
+            hit = self.memo[key] = AffineMapAttr(AffineMap(len(dims), len(syms), tuple(exprs)))
+        self.pos = found.end()
+        return hit  # type: ignore[return-value]
+
+    def _affine_ids(self, open_: str, close: str) -> list[str]:
+        self.expect(open_)
+        ids: list[str] = []
+        if not self.accept(close):
+            ids.append(self._affine_id())
+            while self.accept(","):
+                ids.append(self._affine_id())
+            self.expect(close)
+        return ids
+
+    def _affine_id(self) -> str:
+        name = self.bare()
+        if name is None:
+            raise Fallback("affine identifier")
+        return name
+
+    def _affine_expr(self, dims: list[str], syms: list[str]) -> AffineExpr:
+        return self._affine_rhs(self._affine_primary(dims, syms), 0, dims, syms)
+
+    def _affine_op(self) -> tuple[int, str]:
+        """The binary operator that comes next and its precedence, or -1."""
+        pos = self.skip()
+        c = self.text[pos : pos + 1]
+        if c in ("+", "*") or (c == "-" and not self.text.startswith("->", pos)):
+            return _AFFINE_PREC[c], c
+        word = _BARE.match(self.text, pos)
+        if word is not None and word.group(0) in _AFFINE_PREC:
+            return _AFFINE_PREC[word.group(0)], word.group(0)
+        return -1, ""
+
+    def _affine_rhs(self, lhs: AffineExpr, prec: int, dims: list[str], syms: list[str]) -> AffineExpr:
+        """xDSL's ``_parse_binop_rhs`` (precedence climbing)."""
+        while True:
+            tok_prec, op = self._affine_op()
+            if tok_prec < prec:
+                return lhs
+            self.pos = self.skip() + len(op)
+            rhs = self._affine_primary(dims, syms)
+            if tok_prec < self._affine_op()[0]:
+                rhs = self._affine_rhs(rhs, tok_prec + 1, dims, syms)
+            lhs = _AFFINE_BINOPS[op](lhs, rhs)
+
+    def _affine_primary(self, dims: list[str], syms: list[str]) -> AffineExpr:
+        pos = self.skip()
+        word = _BARE.match(self.text, pos)
+        if word is not None:
+            self.pos = word.end()
+            name = word.group(0)
+            if name in dims:
+                return AffineExpr.dimension(dims.index(name))
+            if name in syms:
+                return AffineExpr.symbol(syms.index(name))
+            raise Fallback("affine identifier not in space")
+        self.nest()
+        if self.accept("("):
+            expr = self._affine_expr(dims, syms)
+            self.expect(")")
+        elif self.accept("-"):
+            expr = -self._affine_primary(dims, syms)
+        else:
+            found = _NUMBER.match(self.text, pos)
+            if found is None or found.group(1) is not None or len(found.group(0)) > _MAX_DIGITS:
+                raise Fallback("affine primary")
+            self.pos = found.end()
+            digits = found.group(0)
+            expr = AffineExpr.constant(int(digits, 16) if digits.startswith("0x") else int(digits))
+        self.depth -= 1
+        return expr
+
     # -- locations --------------------------------------------------------
 
     def optional_location(self) -> LocationAttr | None:
@@ -629,6 +751,17 @@ class AttrLexer:
             self.expect("]")
             return FusedLoc(tuple(parts), NoneAttr())
         raise Fallback("location form")
+
+
+_AFFINE_PREC = {"+": 10, "-": 10, "*": 20, "ceildiv": 20, "floordiv": 20, "mod": 20}
+_AFFINE_BINOPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "ceildiv": lambda a, b: a.ceil_div(b),
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+}
 
 
 def _dims(text: str) -> list[int]:

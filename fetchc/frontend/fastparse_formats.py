@@ -45,7 +45,13 @@ def _simple_classes(op_def) -> tuple[tuple[type, ...], tuple[type, ...]] | None:
     ``BaseAttr`` constraint and no property or attribute is checked at parse
     time (then ``isinstance`` is the whole of xDSL's parse-time check), else
     None (the generic checks run)."""
-    from xdsl.irdl.constraints import BaseAttr, EqIntConstraint, RangeLengthConstraint, RangeOf, SingleOf
+    from xdsl.irdl.constraints import (
+        BaseAttr,
+        EqIntConstraint,
+        RangeLengthConstraint,
+        RangeOf,
+        SingleOf,
+    )
 
     def base(d) -> type | None:
         c = d.constr

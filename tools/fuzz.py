@@ -46,6 +46,16 @@ Targets (``--target``):
     (``RLIMIT_AS`` 48-600 MiB) and ``FETCHC_SIM_MAX_BYTES`` against the
     total output.
 
+``parse``
+    The fast front end against xDSL's parser, in this process
+    (``test/support/parse_oracle.py``): generated modules in their four
+    printed forms (custom or generic, with or without locations),
+    structure-aware mutations, and byte/token mutations of these and of the
+    seeds, whole and (sometimes) chunk by chunk.  Each must fall back or
+    build the same IR (generic print with locations, ops, block arguments,
+    operands); the fast path accepting what xDSL's parser rejects is
+    ``parser-mismatch``, and so is different IR.
+
 Issue 10's case classes are generated too: CR-only, CRLF and mixed line
 endings (``mlir-bytes``; ``pipeline`` checks that they compile to the same
 bytes or fail at the same line and column), deep ``scf.execute_region``
@@ -139,7 +149,7 @@ from modgen import (  # noqa: E402
     generate,
 )
 
-TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli")
+TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli", "parse")
 
 # ===========================================================================
 # Worker: runs fetchc.cli.main in-process, one job at a time
@@ -1297,6 +1307,61 @@ def seed_files() -> list[Path]:
     return files
 
 
+def _alarm(signum, frame):
+    raise FuzzTimeout()
+
+
+def parse_input(rng: random.Random, pool: list[bytes], ctx) -> tuple[str, bytes]:
+    """An input for the ``parse`` target: a generated module in one of its
+    four printed forms (custom or generic, with or without locations), a
+    structure-aware mutation, or a byte/token mutation of any of these or
+    of a seed; returns ``(kind, bytes)``."""
+    r = rng.random()
+    if r < 0.3:
+        return "printed", printed_module(rng, ctx).encode()
+    if r < 0.45:
+        text, name, _ = mutate_program(rng)
+        return f"mutate:{name}", text.encode()
+    if r < 0.6:
+        return "printed+bytes", mutate_bytes(printed_module(rng, ctx).encode(), rng, pool)
+    if r < 0.75:
+        return "spacing", respace(rng.choice(pool).decode("utf-8", "replace"), rng).encode()
+    return "bytes", mutate_bytes(rng.choice(pool), rng, pool)
+
+
+def respace(text: str, rng: random.Random) -> str:
+    """The same tokens spaced differently: some spaces become newlines or
+    comments, some spaces around punctuation go, some punctuation gets
+    spaces (the fast path reads some spellings whole, xDSL token by token)."""
+    out = []
+    for i, c in enumerate(text):
+        r = rng.random()
+        if c == " " and r < 0.1:
+            out.append(rng.choice(["\n", "\t", " // c\n", "\r\n", "  "]))
+        elif c == " " and r < 0.2 and i and text[i - 1] in ",:([<{=":
+            continue
+        elif c in ",<>[]()x:" and r < 0.05:
+            out.append(rng.choice([" " + c, c + " ", " " + c + " "]))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def printed_module(rng: random.Random, ctx) -> str:
+    """A generated module as fetchc prints it: custom or generic form, with
+    or without ``loc(...)`` (``#loc`` aliases are not printed by xDSL: the
+    seeds from lit's mlir-opt inputs bring those)."""
+    from fetchc.driver import print_module  # noqa: PLC0415
+    from fetchc.frontend.parsing import parse_module  # noqa: PLC0415
+
+    text = gen_module(rng, FUZZ_SMALL).text
+    try:
+        module = parse_module(ctx, text, "gen.mlir", parser="xdsl")
+    except Exception:  # noqa: BLE001 - a generator slip: use the text itself
+        return text
+    return print_module(module, generic=rng.random() < 0.5, debuginfo=rng.random() < 0.5)
+
+
 def mlir_seeds(rng: random.Random) -> list[bytes]:
     seeds: list[bytes] = []
     for p in seed_files():
@@ -2103,6 +2168,62 @@ class Fuzzer:
             elif r["rc"] == 1 and os.path.exists(os.path.join(d, "out.npz")):
                 v = Verdict(False, "clobbered", "a refused run wrote its output")
         self.record(stats, r, v, "x.bin", data, {"tool": "sim", "case": "sim-total", "limit": limit, "need": need})
+
+    def t_parse(self, stats: Stats, deadline: float) -> None:
+        """The fast front end against xDSL's parser, in this process
+        (test/support/parse_oracle.py): every input either falls back or
+        builds the same IR, and the fast path never accepts what xDSL's
+        parser rejects."""
+        from parse_oracle import ParserMismatch, compare  # noqa: PLC0415
+
+        from fetchc.frontend.context import make_context  # noqa: PLC0415
+        from fetchc.frontend.parsing import split_input_file  # noqa: PLC0415
+
+        rng, ctx = self.rng, make_context()
+        pool = mlir_seeds(rng)
+        stats.notes["seeds"] = len(pool)
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            kind, data = parse_input(rng, pool, ctx)
+            stats.inputs += 1
+            stats.mutations[kind] += 1
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                stats.notes["undecodable"] += 1
+                continue
+            texts = [(text, 0)]
+            if rng.random() < 0.2:
+                texts += split_input_file(text)[1:]
+            for chunk, offset in texts:
+                self.parse_one(stats, ctx, chunk, offset, kind, compare, ParserMismatch)
+
+    def parse_one(self, stats: Stats, ctx, text: str, offset: int, kind: str, compare, mismatch) -> None:
+        """One comparison, under the per-input time limit."""
+        t0 = time.monotonic()
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.args.timeout)
+        verdict, detail = "ok", ""
+        try:
+            outcome = compare(ctx, text, "in.mlir", offset)
+        except mismatch as err:
+            outcome, verdict, detail = "mismatch", "parser-mismatch", str(err)
+        except FuzzTimeout:
+            outcome, verdict, detail = "hang", "hang", f"no result in {self.args.timeout:.0f} s"
+        except Exception as err:  # noqa: BLE001 - parse_module must raise DiagnosticError only
+            outcome, verdict, detail = "exception", "exception", f"{type(err).__name__}: {err}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        elapsed = time.monotonic() - t0
+        stats.runs += 1
+        stats.exits[outcome] += 1
+        stats.max_elapsed = max(stats.max_elapsed, elapsed)
+        if verdict != "ok":
+            stats.failures[f"parse/{verdict}"] += 1
+            self.save(stats, "fail", "x.mlir", text.encode(), {"tool": "parse", "mutation": kind,
+                                                               "line_offset": offset, "detail": detail[:4000]})
+            if self.args.verbose or stats.failures[f"parse/{verdict}"] <= 3:
+                print(f"  FAIL [{verdict}] {kind} {detail[:300]}", flush=True)
 
     # -- main --------------------------------------------------------------
 

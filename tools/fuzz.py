@@ -149,7 +149,7 @@ from modgen import (  # noqa: E402
     generate,
 )
 
-TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli", "parse")
+TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli", "parse", "cache")
 
 # ===========================================================================
 # Worker: runs fetchc.cli.main in-process, one job at a time
@@ -1164,6 +1164,30 @@ DICTIONARY = [
     "\u00e9", "\u202e", "\x00", "\t", "\r\n", "9" * 5000, "i99999999999", "i16777216", "si16777215",
     "dense<1> : tensor<99999999999xi8>", "!a = tuple<i8, i8>", "#alias x = 1",
 ]
+
+
+def _cache_variant(text: str, rng: random.Random) -> str:
+    """``text`` with other SSA and function names (of other lengths), extra
+    comments and indentation, sometimes a renamed copy of a function and the
+    functions in another order: kernels the cache must treat as the same up
+    to names and locations."""
+    funcs = re.findall(r"(?ms)^func\.func @(\w+).*?^}\n", text)
+    ssa = {n: f"{rng.choice('vwxyz')}{rng.randrange(10 ** rng.randrange(1, 5))}" for n in set(re.findall(r"%([A-Za-z_]\w*)", text))}
+    out = re.sub(r"%([A-Za-z_]\w*)", lambda m: "%" + ssa.get(m.group(1), m.group(1)), text)
+    names = {f: f"{f}_{rng.randrange(100)}x" for f in funcs}
+    out = re.sub(r"@(\w+)", lambda m: "@" + names.get(m.group(1), m.group(1)), out)
+    blocks = re.findall(r"(?ms)^func\.func @.*?^}\n", out)
+    if blocks and rng.random() < 0.4:
+        copy = rng.choice(blocks)
+        blocks.append(re.sub(r"^func\.func @(\w+)", lambda m: f"func.func @{m.group(1)}_copy", copy, count=1))
+    if rng.random() < 0.3:
+        rng.shuffle(blocks)
+    lines = []
+    for line in "".join(blocks).splitlines() if blocks else out.splitlines():
+        if rng.random() < 0.15:
+            lines.append("// " + "x" * rng.randrange(20))
+        lines.append(" " * rng.randrange(3) + line)
+    return "\n".join(lines) + "\n"
 
 
 def _deep(rng: random.Random) -> str:
@@ -2224,6 +2248,51 @@ class Fuzzer:
                                                                "line_offset": offset, "detail": detail[:4000]})
             if self.args.verbose or stats.failures[f"parse/{verdict}"] <= 3:
                 print(f"  FAIL [{verdict}] {kind} {detail[:300]}", flush=True)
+
+    def t_cache(self, stats: Stats, deadline: float) -> None:
+        """The kernel compile cache against uncached compiles, in this
+        process: generated modules (valid, or with one chain broken), then
+        the same kernels renamed, respaced, duplicated under other names and
+        reordered, each compiled through one long-lived cache and without
+        it; the outcome (bytes, or every diagnostic) must be the same."""
+        from fetchc.api import compile_uncached  # noqa: PLC0415
+        from fetchc.compile_cache import KernelCache  # noqa: PLC0415
+        from fetchc.diagnostics import DiagnosticError  # noqa: PLC0415
+
+        rng, cache = self.rng, KernelCache()
+        spec = "fetch-route-sub-decode,fetch-place-dm,fetch-legalize-convert,fetch-split-scaling,fetch-to-seq"
+
+        def outcome(fn):
+            try:
+                return "ok", fn()
+            except DiagnosticError as e:
+                return "error", [(d.severity, d.message, d.loc) for d in e.diagnostics]
+
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            if rng.random() < 0.7:
+                text, kind = gen_module(rng, FUZZ, nfuncs=rng.choice([1, 2, 3])).text, "valid"
+            else:
+                text, kind, _ = mutate_program(rng)
+            for variant, source in (("as generated", text), ("renamed", _cache_variant(text, rng))):
+                stats.inputs += 1
+                stats.mutations[f"{kind}/{variant}"] += 1
+                want = outcome(lambda: compile_uncached(source, "in.mlir", spec)[1])
+                got = outcome(lambda: cache.compile(source, "in.mlir", spec,
+                                                    lambda t: compile_uncached(t, "in.mlir", spec)[:3]))
+                if got == ("ok", None):  # not an input the cache takes: the normal compile answers
+                    stats.notes["not cached"] += 1
+                    got = want
+                elif got[0] == "ok":
+                    got = ("ok", got[1][1])  # (SeqBin, bytes): the bytes
+                stats.runs += 1
+                stats.exits[want[0]] += 1
+                if got != want:
+                    stats.failures["cache/mismatch"] += 1
+                    self.save(stats, "fail", "x.mlir", source.encode(), {"tool": "cache", "mutation": kind,
+                                                                         "variant": variant, "want": str(want)[:2000],
+                                                                         "got": str(got)[:2000]})
+                    print(f"  FAIL [cache] {kind}/{variant}", flush=True)
+        stats.notes["hits"], stats.notes["misses"] = cache.hits, cache.misses
 
     # -- main --------------------------------------------------------------
 

@@ -12,13 +12,14 @@ which gives the diagnostic.
 
 Handled by hand: builtin scalar types, ``memref<...>`` (identity layout, or
 a layout attribute), ``!fetch.stream<...>``, ``!rngd.trf<...>``,
-``!rngd.vrf<...>``, function types, type aliases; integer, float, string,
-array, dictionary, unit and symbol-reference attributes; every location
-form of :class:`~fetchc.frontend.located_parser.LocatedParser` but
+``!rngd.vrf<...>``, function types, type aliases; integer, string, array,
+dictionary, unit and symbol-reference attributes; ``affine_map<...>`` (xDSL's
+affine grammar, built with the same ``AffineExpr`` operators); every
+location form of :class:`~fetchc.frontend.located_parser.LocatedParser` but
 ``fused<metadata>``.  Handed to a fresh ``LocatedParser`` on the spelling
-alone (so built by xDSL itself), memoised per parse: self-contained
-bracketed spellings (``affine_map<...>``, ``strided<...>``, ``array<...>``,
-``#dialect.attr<...>``, ``!dialect.type<...>``).  Memoisation is per parse
+alone (so built by xDSL itself), memoised per parse: other self-contained
+bracketed spellings (``strided<...>``, ``array<...>``, an unusual
+``affine_map<...>``, ``#dialect.attr<...>``, ``!dialect.type<...>``).  Memoisation is per parse
 and only for spellings that mention no alias (an alias's meaning is the
 input's own), so a memo hit builds what a fresh parse would.
 """

@@ -94,28 +94,30 @@ from __future__ import annotations
 import json
 import math
 import re
-import struct
+from collections.abc import Callable
 from typing import Any
 
 from fetchc import target
 from fetchc.escape import printable
+from fetchc.seqbin.fields import PROGRAM_LAYOUT, TABLE_LAYOUT, Field
 from fetchc.seqbin.format import STAGE_NAMES, UNIT_NAMES, FileInfo, Program, SeqBin, Table
 from fetchc.seqbin.manifest import Kernel, Manifest, Tensor
 from fetchc.seqbin.reader import read_info
 from fetchc.seqbin.writer import write
-from fetchc.target import CAST_BY_CODE, LOOKUP_TABLES, STAGE_ZERO_POINT, TABLE_ENTRIES, ZP_BY_MODE, ElementType
+import fetchc.target.functions  # noqa: F401  (target.functions)
+from fetchc.target import CAST_BY_CODE, STAGE_ZERO_POINT, ZP_BY_MODE, ElementType
 
 __all__ = ["disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text",
            "stage_names"]  # fmt: skip
 
 
 def table_matches_reference(t: Table) -> bool:
-    """Whether ``t``'s entries equal ``target.lookup_table`` for its pair
-    (``False`` for a pair without a reference table)."""
-    if (t.in_dtype, t.out_dtype) not in LOOKUP_TABLES:
-        return False
-    ref = struct.pack(f"<{TABLE_ENTRIES}H", *target.table_entries(t.in_dtype, t.out_dtype))
-    return bytes(t.entries) == ref and bool(t.paired) == LOOKUP_TABLES[(t.in_dtype, t.out_dtype)]
+    """Whether ``t``'s entries equal what its fields define: the reference
+    conversion of its pair (``target.table_entries``), or the function's
+    entries (``target.functions.function_entries``); ``False`` when the
+    fields define no table."""
+    ref = t.reference()
+    return ref is not None and bytes(t.entries) == ref
 
 
 def format_value(bits: int, t: ElementType) -> str:
@@ -220,38 +222,93 @@ def disassemble(sb: SeqBin | bytes) -> str:
 
 def _table_lines(i: int, t: Table) -> list[str]:
     mark = "" if table_matches_reference(t) else " (entries differ from the reference conversion)"
+    if t.function is not None:
+        return _function_table_lines(i, t, mark)
     out = [f"table {i}: {t.in_dtype} -> {t.out_dtype}, {'paired' if t.paired else 'non-paired'}{mark}"]
     out.append(
         "  layout: row = high nibble, column = low nibble, cell = (lo,hi)"
         if t.paired
         else "  layout: key = row * 16 + column"
     )
-    cells = table_cells(t)
+    return out + _grid(table_cells(t))
+
+
+def _grid(cells: list[str]) -> list[str]:
+    """256 cells as 16 rows of 16, by key."""
     widths = [max(len(cells[16 * r + c]) for r in range(16)) for c in range(16)]
-    out.append("  col:  " + " ".join(f"{c:x}".rjust(widths[c]) for c in range(16)))
+    out = ["  col:  " + " ".join(f"{c:x}".rjust(widths[c]) for c in range(16))]
     for r in range(16):
         out.append(f"  row {r:x}: " + " ".join(cells[16 * r + c].rjust(widths[c]) for c in range(16)))
     return out
 
 
+def _header_value(t: Table, name: str) -> str:
+    v = getattr(t, name)
+    if name == "function":
+        return f"{v} ({target.functions.FUNCTIONS[v].code})"
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, float):
+        return format_float(v)
+    return str(v)
+
+
+def _function_table_lines(i: int, t: Table, mark: str) -> list[str]:
+    """A function table: every header field (:data:`TABLE_LAYOUT`), then the
+    256 values as a grid (1-byte keys), or for 2-byte keys only a sample
+    (``--json`` lists all 65536)."""
+    out = [f"table {i}: {t.function}, {t.in_dtype} -> {t.out_dtype}{mark}"]
+    for f in TABLE_LAYOUT.fields:
+        if f.name == "entries":
+            out.append(f"  entries: {len(t.entries) // t.entry_bytes}")
+        elif f.text and f.model:
+            out.append(f"  {f.name}: {_header_value(t, f.model)}")
+    vals = t.values()
+    if len(vals) == 256:
+        return out + ["  layout: key = row * 16 + column"] + _grid([format_value(v, t.out_dtype) for v in vals])
+    sample = []
+    for x in (-2, -1, 0, 1, 2):
+        k = _key_of(t, x)
+        sample.append(f"f({format_float(target.functions.key_value(t.in_dtype, k, t.scale, t.zero_point))}) = "
+                      f"{format_value(vals[k], t.out_dtype)}")  # fmt: skip
+    return out + ["  sample: " + ", ".join(sample), "  (all entries: fetchc dis --json)"]
+
+
+def _key_of(t: Table, step: int) -> int:
+    """The 2-byte key ``step`` steps from zero: ``bf16(step)`` for a bf16 key,
+    ``zero_point + step`` for an i16 key (wrapped to 16 bits)."""
+    if t.in_dtype.is_float:
+        return target.functions.f32_bits(float(step)) >> 16
+    return (t.zero_point + step) & 0xFFFF
+
+
+def format_float(v: float) -> str:
+    """Shortest round-trip decimal of a float without a trailing ``.0``."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    r = repr(v)
+    return r[:-2] if r.endswith(".0") else r
+
+
+_PROGRAM_TEXT: dict[str, Callable[[Program, Field], str | None]] = {
+    "plain": lambda p, f: f"{f.name}: {getattr(p, f.model)}",
+    "unit": lambda p, f: f"unit: {UNIT_NAMES[p.unit]}",
+    "address": lambda p, f: f"{f.name}: 0x{getattr(p, f.model):x} ({getattr(p, f.model)})",
+    "sequencer": lambda p, f: f"sequencer: {sequencer_text(p)}",
+    "stages": lambda p, f: f"stages: {', '.join(stage_names(p.stages)) or 'none'}",
+    "index": lambda p, f: f"{f.model}: {'none' if getattr(p, f.model) is None else getattr(p, f.model)}",
+    "cast": lambda p, f: f"{f.name}: {_cast_text(getattr(p, f.model))}",
+    "zero_point": lambda p, f: f"zero_point: {_zp_text(p)}",
+}
+"""How ``fetchc dis`` shows a PROGRAMS field, by :attr:`Field.text`."""
+
+
 def _program_lines(i: int, p: Program, m: Manifest | None) -> list[str]:
     name = "(unnamed)" if p.name is None else _quoted(p.name)
-    stages = stage_names(p.stages)
-    out = [
-        f"program {i}: {name}",
-        f"  unit: {UNIT_NAMES[p.unit]}",
-        f"  in_dtype: {p.in_dtype}",
-        f"  out_dtype: {p.out_dtype}",
-        f"  base: 0x{p.base:x} ({p.base})",
-        f"  sequencer: {sequencer_text(p)}",
-        f"  fetch_size: {p.fetch_size}",
-        f"  words_per_packet: {p.words_per_packet}",
-        f"  stages: {', '.join(stages) if stages else 'none'}",
-        f"  table: {'none' if p.table is None else p.table}",
-        f"  type_conversion: {_cast_text(p.type_conversion)}",
-        f"  zero_point: {_zp_text(p)}",
-        f"  flit_count: {p.flit_count}",
-    ]
+    out = [f"program {i}: {name}"]
+    out += [f"  {_PROGRAM_TEXT[f.text](p, f)}" for f in PROGRAM_LAYOUT.fields if f.text]
     found = m.program(i) if m is not None else None
     if found is not None:
         k, kp = found
@@ -314,42 +371,45 @@ def to_json(sb: SeqBin | bytes) -> dict[str, Any]:
         "sections": [
             {"kind": s.kind_name, "offset": s.offset, "size": s.size, "count": s.count} for s in info.sections
         ],
-        "tables": [
-            {
-                "index": i,
-                "in_dtype": t.in_dtype.name,
-                "out_dtype": t.out_dtype.name,
-                "paired": t.paired,
-                "matches_reference": table_matches_reference(t),
-                "entries": t.values(),
-            }
-            for i, t in enumerate(sb.tables)
-        ],
+        "tables": [_table_json(i, t) for i, t in enumerate(sb.tables)],
         "programs": [_program_json(i, p) for i, p in enumerate(sb.programs)],
         "manifest": None if sb.manifest is None else sb.manifest.to_dict(),
     }
 
 
+def _json_value(f: Field, v: Any) -> Any:
+    if isinstance(v, ElementType):
+        return v.name
+    if isinstance(v, tuple):
+        return list(v)
+    if f.name == "unit":
+        return UNIT_NAMES[v]
+    if f.name == "stages":
+        return stage_names(v)
+    return v
+
+
 def _program_json(i: int, p: Program) -> dict[str, Any]:
-    return {
-        "index": i,
-        "name": p.name,
-        "unit": UNIT_NAMES[p.unit],
-        "in_dtype": p.in_dtype.name,
-        "out_dtype": p.out_dtype.name,
-        "base": p.base,
-        "packet_size": p.packet_size,
-        "fetch_size": p.fetch_size,
-        "num_entries": p.num_entries,
-        "limits": list(p.limits),
-        "strides": list(p.strides),
-        "sequencer": sequencer_text(p),
-        "stages": stage_names(p.stages),
-        "table": p.table,
-        "type_conversion": p.type_conversion,
-        "zero_point0": p.zero_point0,
-        "num_zero_points": p.num_zero_points,
-        "zp_mode": p.zp_mode,
-        "flit_count": p.flit_count,
-        "words_per_packet": p.words_per_packet,
-    }
+    """Every PROGRAMS field by its model name (``table`` for word 25), with
+    ``num_entries`` and ``sequencer`` after ``strides``."""
+    out: dict[str, Any] = {"index": i, "name": p.name}
+    for f in PROGRAM_LAYOUT.fields:
+        if f.name == "num_entries":
+            out["num_entries"] = p.num_entries
+        elif f.model:
+            out[f.model] = _json_value(f, getattr(p, f.model))
+        if f.name == "strides":
+            out["sequencer"] = sequencer_text(p)
+    return out
+
+
+def _table_json(i: int, t: Table) -> dict[str, Any]:
+    """Every TABLES header field (``function``: its name, ``null`` for a
+    decode table) and ``entries``: the entry values."""
+    out: dict[str, Any] = {"index": i}
+    for f in TABLE_LAYOUT.fields:
+        if f.model:
+            out[f.model] = _json_value(f, getattr(t, f.model))
+    out["matches_reference"] = table_matches_reference(t)
+    out["entries"] = t.values()
+    return out

@@ -20,6 +20,8 @@ its location.  Spec: seqbin.md, ir.md §2a, §4.
 
 from __future__ import annotations
 
+import struct
+
 from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
@@ -56,8 +58,10 @@ def table_record(op: TableOp) -> Table:
     """The TABLES record of a ``fetch_seq.table``."""
     src, dst = op.pair
     assert src is not None and dst is not None
-    entries = b"".join(v.to_bytes(2, "little") for v in op.entry_values())
-    return Table(paired=op.paired is not None, in_dtype=src, out_dtype=dst, entries=entries)
+    values = op.entry_values()
+    entries = struct.pack(f"<{len(values)}H", *values)
+    return Table(paired=op.paired is not None, in_dtype=src, out_dtype=dst, entries=entries,
+                 function=op.function_name, scale=op.scale_value, zero_point=op.zero_point_value)  # fmt: skip
 
 
 def program_record(op: ProgramOp, table_index: int | None) -> Program:

@@ -17,9 +17,14 @@ the public names.
 Decisions where ``seqbin.md`` leaves a choice
 --------------------------------------------
 
-* A :class:`SeqBin` without a manifest is written as a version 1.0 file
-  (three section rows, no MANIFEST); with one, as version 1.1 with the four
-  rows of seqbin.md.  Equal content still gives equal bytes.
+* A :class:`SeqBin` with a manifest is written as version 1.2 with the four
+  rows of seqbin.md.  One without a manifest is written as a version 1.0
+  file (three section rows, 8-byte TABLES headers) when all its tables are
+  decode tables, else as version 1.2 with three rows (TABLES, PROGRAMS,
+  STRINGS).  Equal content still gives equal bytes.
+* Versions 1.0 and 1.1 are read with their 8-byte TABLES headers, any later
+  1.x with the 24-byte header of 1.2.  The record layouts are
+  :mod:`fetchc.seqbin.fields`' tables.
 * ``flags`` and ``reserved`` must be 0 (no flag is defined; an unknown flag
   could change the meaning of the file).  Any ``version_minor`` is accepted
   with major version 1, except that a 1.0 file may not hold a MANIFEST.
@@ -35,7 +40,9 @@ Decisions where ``seqbin.md`` leaves a choice
 * Duplicate tables are accepted by the reader (deduplication is a writer
   concern, done by whoever builds the :class:`SeqBin`).
 * Table entries are reported as stored; a table differing from the reference
-  conversion is read fine and marked by the disassembler.
+  conversion (or, for a function table, from
+  :func:`fetchc.target.functions.function_entries`) is read fine and marked
+  by the disassembler.
 * Beyond field ranges each program must be a legal hardware configuration:
   :func:`fetchc.target.record.check_program` (stage chain, contiguity, read
   size, flit count) and each table :func:`fetchc.target.record.check_table`.
@@ -49,7 +56,7 @@ from __future__ import annotations
 
 __all__ = [
     "SeqBinError", "Table", "Program", "SeqBin", "Section", "FileInfo", "MAGIC", "VERSION_MAJOR",
-    "VERSION_MINOR", "HEADER_SIZE", "ROW_SIZE", "TABLE_RECORD_SIZE", "PROGRAM_RECORD_SIZE", "PROGRAM_WORDS",
+    "VERSION_MINOR", "HEADER_SIZE", "ROW_SIZE", "TABLE_RECORD_SIZE_1_1", "PROGRAM_RECORD_SIZE", "PROGRAM_WORDS",
     "SECTION_ALIGN", "NONE_U32", "KIND_TABLES", "KIND_PROGRAMS", "KIND_STRINGS", "KIND_MANIFEST", "KIND_NAMES",
     "UNIT_NAMES", "STAGE_NAMES",
 ]  # fmt: skip
@@ -59,7 +66,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fetchc import target
-from fetchc.target import LOOKUP_TABLES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, ElementType
+from fetchc.target import LOOKUP_TABLES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES, ElementType
+from fetchc.target import functions
 from fetchc.target.record import Fields
 
 if TYPE_CHECKING:
@@ -72,10 +80,11 @@ if TYPE_CHECKING:
 MAGIC = b"FSEQ"
 VERSION_MAJOR = 1
 VERSION_MINOR = 2
-"""The version a file with a MANIFEST is written as (one without is 1.0)."""
+"""The version a file is written as (one without a MANIFEST and without
+function tables as 1.0)."""
 HEADER_SIZE = 32
 ROW_SIZE = 16
-TABLE_RECORD_SIZE = 8 + TABLE_ENTRIES * TABLE_ENTRY_BYTES  # 520
+TABLE_RECORD_SIZE_1_1 = 8 + TABLE_ENTRIES * TABLE_ENTRY_BYTES  # 520: a TABLES record of a 1.0 or 1.1 file
 PROGRAM_RECORD_SIZE = 128
 PROGRAM_WORDS = 32
 SECTION_ALIGN = 8
@@ -118,19 +127,26 @@ class SeqBinError(Exception):
 
 @dataclass(frozen=True)
 class Table:
-    """One TABLES record (seqbin.md "TABLES", hardware.md §2.1).
+    """One TABLES record (seqbin.md "TABLES", hardware.md §2.1, §2.1b).
 
-    ``entries`` is 512 bytes: 256 little-endian ``u16``, entry ``k`` for key
-    byte ``k``."""
+    ``function``: ``None`` for a decode table, else the function's name
+    (``"gelu"``); ``scale`` and ``zero_point``: an integer-key function
+    table's (1.0 and 0 otherwise).  ``entries``: the little-endian ``u16``
+    entries, entry ``k`` for key ``k`` (256 for 1-byte keys, 65536 for
+    2-byte keys: 512 or 131072 bytes)."""
 
     paired: bool
     in_dtype: ElementType
     out_dtype: ElementType
     entries: bytes
+    function: str | None = None
+    scale: float = 1.0
+    zero_point: int = 0
 
     @staticmethod
     def for_pair(src: ElementType, dst: ElementType) -> Table:
-        """The reference table for ``src -> dst`` (``target.lookup_table``).
+        """The reference decode table for ``src -> dst``
+        (``target.table_entries``).
 
         Raises ``ValueError`` when the pair is not one of the four of
         hardware.md §2.1."""
@@ -140,9 +156,41 @@ class Table:
         entries = struct.pack(f"<{TABLE_ENTRIES}H", *target.table_entries(src, dst))
         return Table(LOOKUP_TABLES[(src, dst)], src, dst, entries)
 
+    @staticmethod
+    def for_function(fn: str, key: ElementType, scale: float = 1.0, zero_point: int = 0) -> Table:
+        """The ``fn`` table keyed by ``key`` (hardware.md §2.1b,
+        :func:`fetchc.target.functions.function_entries`).  Raises
+        ``KeyError`` for an unknown function or key type."""
+        values = functions.function_entries(fn, key, scale, zero_point)
+        entries = struct.pack(f"<{len(values)}H", *values)
+        return Table(False, key, functions.FUNCTION_OUTPUT, entries, fn, scale, zero_point)
+
+    @property
+    def key_bytes(self) -> int:
+        """TABLES ``key_bytes``: 1, or 2 for a function table keyed by a
+        16-bit type."""
+        return TABLE_KEY_BYTES if self.function is None else functions.key_bytes(self.in_dtype)
+
+    @property
+    def entry_bytes(self) -> int:
+        return TABLE_ENTRY_BYTES
+
     def values(self) -> list[int]:
-        """The 256 entries as integers."""
+        """The entries as integers."""
         return list(struct.unpack(f"<{len(self.entries) // 2}H", self.entries))
+
+    def reference(self) -> bytes | None:
+        """The entries this record should hold by its own fields (the
+        reference conversion, or the function's baked entries), ``None``
+        when the fields name no table."""
+        try:
+            if self.function is None:
+                ref = Table.for_pair(self.in_dtype, self.out_dtype)
+            else:
+                ref = Table.for_function(self.function, self.in_dtype, self.scale, self.zero_point)
+        except (KeyError, ValueError):
+            return None
+        return ref.entries if ref.paired == bool(self.paired) else None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 import zlib
+from dataclasses import replace
 
+from fetchc.seqbin.fields import PROGRAM_LAYOUT, WORDS, Layout, table_layout
 from fetchc.seqbin.format import (
     HEADER_SIZE,
     KIND_MANIFEST,
@@ -25,9 +27,8 @@ from fetchc.seqbin.format import (
     MAGIC,
     NONE_U32,
     PROGRAM_RECORD_SIZE,
-    PROGRAM_WORDS,
     ROW_SIZE,
-    TABLE_RECORD_SIZE,
+    TABLE_RECORD_SIZE_1_1,
     VERSION_MAJOR,
     FileInfo,
     Program,
@@ -37,9 +38,9 @@ from fetchc.seqbin.format import (
     Table,
 )
 from fetchc.seqbin.manifest import Manifest, ManifestError
-from fetchc.target import BY_CODE, MAX_ENTRIES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES, ElementType
+from fetchc.target import BY_CODE, TABLE_ENTRIES, TABLE_ENTRY_BYTES, ElementType
 from fetchc.target.record import (
-    WORDS,
+    FIELDS,
     RecordError,
     check_entry_count,
     check_in_dtype,
@@ -70,7 +71,9 @@ def read(data: bytes) -> SeqBin:
     """Decode and validate a ``seq.bin`` (seqbin.md, hardware.md §2-3).
 
     Accepts any section order and any ``section_count >= 1`` that follows the
-    rules, version 1.0 (no MANIFEST: ``SeqBin.manifest`` is ``None``) and 1.1.
+    rules: version 1.2 (24-byte TABLES headers, function tables), 1.1 and
+    1.0 (8-byte TABLES headers; 1.0 has no MANIFEST: ``SeqBin.manifest`` is
+    ``None``).
     Raises :class:`SeqBinError` for every malformed or illegal file; never
     any other exception, and never allocates in proportion to a declared
     count before checking it against the file size."""
@@ -85,9 +88,7 @@ def read_info(data: bytes) -> tuple[SeqBin, FileInfo]:
     strings = _read_strings(data, sections.get(KIND_STRINGS))
     tables: list[Table] = []
     if (s := sections.get(KIND_TABLES)) is not None:
-        for i in range(s.count):
-            at = s.offset + i * TABLE_RECORD_SIZE
-            tables.append(_read_table(i, data[at : at + TABLE_RECORD_SIZE]))
+        tables = _read_tables(data, s, table_layout(minor))
     programs: list[Program] = []
     if (s := sections.get(KIND_PROGRAMS)) is not None:
         pairs = [(t.in_dtype, t.out_dtype) for t in tables] if KIND_TABLES in sections else None
@@ -169,7 +170,8 @@ def _read_sections(data: bytes, minor: int) -> tuple[dict[int, Section], list[Se
     for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
         if b0 < a1:
             raise SeqBinError(f"sections {an} (bytes [{a0}, {a1})) and {bn} (bytes [{b0}, {b1})) overlap.")
-    for kind, rec in ((KIND_TABLES, TABLE_RECORD_SIZE), (KIND_PROGRAMS, PROGRAM_RECORD_SIZE)):
+    fixed = [(KIND_PROGRAMS, PROGRAM_RECORD_SIZE)] + ([(KIND_TABLES, TABLE_RECORD_SIZE_1_1)] if minor < 2 else [])
+    for kind, rec in fixed:
         s = sections.get(kind)
         if s is not None and s.size != s.count * rec:
             raise SeqBinError(
@@ -197,25 +199,56 @@ def _read_strings(data: bytes, s: Section | None) -> bytes:
     return strings
 
 
-def _read_table(i: int, rec: bytes) -> Table:
-    w = f"table {i}"
-    key_bytes, paired, in_code, out_code = rec[0], rec[1], rec[2], rec[3]
-    entry_bytes, entries = _u(rec, 4, 2), _u(rec, 6, 2)
-    if key_bytes != TABLE_KEY_BYTES:
-        raise SeqBinError(f"{w}: key_bytes is {key_bytes}; it must be {TABLE_KEY_BYTES}.")
-    if paired not in (0, 1):
-        raise SeqBinError(f"{w}: paired is {paired}; it must be 0 or 1.")
-    src = _dtype(in_code, f"{w}: in_dtype")
-    dst = _dtype(out_code, f"{w}: out_dtype")
-    if entry_bytes != TABLE_ENTRY_BYTES:
-        raise SeqBinError(f"{w}: entry_bytes is {entry_bytes}; it must be {TABLE_ENTRY_BYTES}.")
-    if entries != TABLE_ENTRIES:
-        raise SeqBinError(f"{w}: entries is {entries}; it must be {TABLE_ENTRIES}.")
+def _read_tables(data: bytes, s: Section, layout: Layout) -> list[Table]:
+    """The TABLES records of section ``s``, each a ``layout`` header and its
+    entries, back to back up to the section's end."""
+    smallest = layout.size + TABLE_ENTRIES * TABLE_ENTRY_BYTES
+    if s.count * smallest > s.size:
+        raise SeqBinError(
+            f"TABLES section: count {s.count} records need at least {s.count * smallest} bytes "
+            f"({smallest} each), but its size is {s.size} bytes."
+        )
+    tables: list[Table] = []
+    at, end = s.offset, s.offset + s.size
+    for i in range(s.count):
+        if end - at < layout.size:
+            raise SeqBinError(
+                f"table {i}: its {layout.size}-byte header at byte {at} runs past the end of the TABLES section "
+                f"(byte {end})."
+            )
+        t, n = _read_table(i, data[at : at + layout.size], layout)
+        body = at + layout.size
+        if body + n * TABLE_ENTRY_BYTES > end:
+            raise SeqBinError(
+                f"table {i}: its {n} entries ({n * TABLE_ENTRY_BYTES} bytes from byte {body}) run past the end of "
+                f"the TABLES section (byte {end})."
+            )
+        at = body + n * TABLE_ENTRY_BYTES
+        tables.append(replace(t, entries=data[body:at]))
+    if at != end:
+        raise SeqBinError(
+            f"TABLES section: {end - at} bytes follow its {s.count} records; its size must end at the last record."
+        )
+    return tables
+
+
+def _read_table(i: int, head: bytes, layout: Layout) -> tuple[Table, int]:
+    """Table ``i``'s header, checked (:func:`check_table`), as a
+    :class:`Table` without entries, and its entry count."""
+    stored = layout.unpack(head)
     try:
-        check_table(src, dst, paired)
+        d = layout.decode(stored, FIELDS)
+        check_table(
+            d["in_dtype"], d["out_dtype"], d["paired"], d.get("function"), d.get("scale", 1.0),
+            d.get("zero_point", 0), key_bytes=d["key_bytes"], entry_bytes=d["entry_bytes"],
+            entries=stored["entries"],
+        )  # fmt: skip
     except RecordError as e:
-        raise SeqBinError(f"{w}: {e.message}.", field=e.field) from None
-    return Table(bool(paired), src, dst, bytes(rec[8:]))
+        raise SeqBinError(f"table {i}: {e.message}.", field=e.field) from None
+    if stored.get("reserved", 0) != 0:
+        raise SeqBinError(f"table {i}: reserved (bytes 20-23) is {stored['reserved']}; it must be 0.", field="reserved")
+    del d["key_bytes"], d["entry_bytes"]
+    return Table(entries=b"", **d), stored["entries"]
 
 
 def _read_name(i: int, off: int, strings: bytes, has_strings: bool) -> str | None:
@@ -243,45 +276,17 @@ def _read_program(i: int, rec: bytes, tables: list | None, strings: bytes, has_s
     """Decode PROGRAMS record ``i`` and check it (:func:`check_program`,
     naming words).  ``tables``: the TABLES pairs, ``None`` without a TABLES
     section."""
-    w = [_u(rec, 4 * k, 4) for k in range(PROGRAM_WORDS)]
+    stored = PROGRAM_LAYOUT.unpack(rec)
     try:
-        check_unit(w[0], WORDS)
-        name = _read_name(i, w[1], strings, has_strings)
-        in_t = _program_dtype(i, w[2], "in_dtype (word 2)")
-        out_t = _program_dtype(i, w[3], "out_dtype (word 3)")
-        check_in_dtype(in_t, WORDS)
-        n = w[7]
-        check_entry_count(n, WORDS)
-        _check_unused_entries(i, w, n)
-        opt = lambda v: None if v == NONE_U32 else v  # noqa: E731
-        p = Program(
-            name=name, unit=w[0], in_dtype=in_t, out_dtype=out_t, base=w[4], packet_size=w[5], fetch_size=w[6],
-            limits=tuple(w[8 : 8 + n]), strides=tuple(_i32(v) for v in w[16 : 16 + n]), stages=w[24],
-            table=opt(w[25]), type_conversion=opt(w[26]), zero_point0=_i32(w[27]), num_zero_points=w[28],
-            zp_mode=w[29], flit_count=w[30], words_per_packet=w[31],
-        )  # fmt: skip
+        check_unit(stored["unit"], WORDS)
+        name = _read_name(i, stored["name"], strings, has_strings)
+        check_entry_count(stored["num_entries"], WORDS)
+        p = Program(name=name, **PROGRAM_LAYOUT.decode(stored, WORDS))
+        check_in_dtype(p.in_dtype, WORDS)
         check_program(p, tables, WORDS)
     except RecordError as e:
         raise SeqBinError(f"{e.message}.", program=i, field=e.field) from None
     return p
-
-
-def _program_dtype(i: int, code: int, where: str) -> ElementType:
-    t = BY_CODE.get(code)
-    if t is None:
-        raise SeqBinError(f"{where} is {code}, which is not a dtype code (1 to {max(BY_CODE)}).", program=i)
-    return t
-
-
-def _check_unused_entries(i: int, w: list[int], n: int) -> None:
-    for k in range(n, MAX_ENTRIES):
-        for name, word, value in (("limits", 8 + k, w[8 + k]), ("strides", 16 + k, _i32(w[16 + k]))):
-            if value != 0:
-                raise SeqBinError(
-                    f"{name}[{k}] (word {word}) is {value} but only {n} entries are used; it must be 0.",
-                    program=i,
-                    field=name,
-                )
 
 
 def _read_manifest(body: bytes, programs: list[Program]) -> Manifest:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 import zlib
 
+from fetchc.seqbin.fields import PROGRAM_LAYOUT, WORDS, table_layout
 from fetchc.seqbin.format import (
     HEADER_SIZE,
     KIND_MANIFEST,
@@ -31,15 +32,14 @@ from fetchc.seqbin.format import (
     Table,
 )
 from fetchc.seqbin.manifest import ManifestError
-from fetchc.target import MAX_ENTRIES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES
-from fetchc.target.record import WORDS, RecordError, check_program, check_table
+from fetchc.target import MAX_ENTRIES, TABLE_ENTRIES
+from fetchc.target.functions import key_count
+from fetchc.target.record import RecordError, check_program, check_table
 
 __all__ = ["write"]
 
 _W_HEADER = struct.Struct("<4sHHIIIIQ")
 _W_ROW = struct.Struct("<IIII")
-_W_TABLE_HEAD = struct.Struct("<BBBBHH")
-_W_PROGRAM = struct.Struct("<16I8i3Ii4I")  # words 0-15, 16-23 i32, 24-26, 27 i32, 28-31
 _REFUSING = "refusing to write an invalid seq.bin: "
 
 
@@ -47,16 +47,20 @@ def write(sb: SeqBin) -> bytes:
     """Encode ``sb`` as ``seq.bin`` bytes (seqbin.md "Layout").
 
     Header, section table rows TABLES, PROGRAMS, STRINGS (and MANIFEST when
-    ``sb.manifest`` is set: version 1.1, else 1.0), then the sections in that
-    order, each at the next multiple of 8 bytes, zero gaps, no tail padding;
+    ``sb.manifest`` is set), then the sections in that order, each at the next multiple of 8 bytes, zero gaps, no tail padding;
     CRC-32 over the whole file with the crc field zero.  The output depends
-    only on ``sb``.
+    only on ``sb``.  Version 1.2 (24-byte TABLES headers), except that
+    content without a MANIFEST and without function tables is written as
+    version 1.0 (8-byte TABLES headers), as before 1.1.
 
     Raises :class:`SeqBinError`: a value that does not fit its field, a name
     with a NUL or that is not valid Unicode (``program N: ...``), or content
     the reader would reject (``refusing to write an invalid seq.bin:
     program N: <the reader's message>``)."""
-    tables = b"".join(_pack_table(i, t) for i, t in enumerate(sb.tables))
+    minor = VERSION_MINOR
+    if sb.manifest is None and all(t.function is None for t in sb.tables):
+        minor = 0
+    tables = b"".join(_pack_table(i, t, minor) for i, t in enumerate(sb.tables))
     pairs = [(t.in_dtype, t.out_dtype) for t in sb.tables]
     strings = bytearray()
     n_strings = 0
@@ -74,10 +78,8 @@ def write(sb: SeqBin) -> bytes:
         (KIND_PROGRAMS, b"".join(records), len(sb.programs)),
         (KIND_STRINGS, bytes(strings), n_strings),
     ]
-    minor = 0
     if sb.manifest is not None:
         bodies.append((KIND_MANIFEST, _manifest_bytes(sb), 1))
-        minor = VERSION_MINOR
     return _assemble(bodies, minor)
 
 
@@ -102,19 +104,20 @@ def _assemble(bodies: list[tuple[int, bytes, int]], minor: int) -> bytes:
     return bytes(out)
 
 
-def _pack_table(i: int, t: Table) -> bytes:
-    if not isinstance(t.entries, (bytes, bytearray)) or len(t.entries) != TABLE_ENTRIES * TABLE_ENTRY_BYTES:
-        n = len(t.entries) if hasattr(t.entries, "__len__") else "?"
-        raise SeqBinError(f"table {i}: entries must be {TABLE_ENTRIES * TABLE_ENTRY_BYTES} bytes, got {n}.")
+def _pack_table(i: int, t: Table, minor: int) -> bytes:
+    """TABLES record ``i`` of a version ``1.minor`` file: the header
+    (:func:`~fetchc.seqbin.fields.table_layout`) and the entries."""
+    n = key_count(t.in_dtype) if t.function is not None else TABLE_ENTRIES
+    if not isinstance(t.entries, (bytes, bytearray)) or len(t.entries) != n * t.entry_bytes:
+        got = len(t.entries) if hasattr(t.entries, "__len__") else "?"
+        raise SeqBinError(f"table {i}: entries must be {n * t.entry_bytes} bytes, got {got}.")
     try:
-        check_table(t.in_dtype, t.out_dtype, t.paired)
+        check_table(t.in_dtype, t.out_dtype, t.paired, t.function, t.scale, t.zero_point)
     except RecordError as e:
         detail = f"table {i}: {e.message}."
         raise SeqBinError(detail, field=e.field, text=_REFUSING + detail) from None
-    head = _W_TABLE_HEAD.pack(
-        TABLE_KEY_BYTES, int(t.paired), t.in_dtype.code, t.out_dtype.code, TABLE_ENTRY_BYTES, TABLE_ENTRIES
-    )
-    return head + bytes(t.entries)
+    layout = table_layout(minor)
+    return layout.pack(layout.encode(t, {"entries": n, "reserved": 0})) + bytes(t.entries)
 
 
 def _name_bytes(i: int, name: str) -> bytes:
@@ -134,18 +137,9 @@ def _pack_program(i: int, p: Program, name_offset: int) -> bytes:
         )
     if not 1 <= n <= MAX_ENTRIES:
         raise SeqBinError(f"{n} loop-nest entries; a program has 1 to {MAX_ENTRIES}.", program=i, field="num_entries")
-    pad = (0,) * (MAX_ENTRIES - n)
-    opt = lambda v: NONE_U32 if v is None else v  # noqa: E731
     try:
-        return _W_PROGRAM.pack(
-            p.unit, name_offset, p.in_dtype.code, p.out_dtype.code, p.base, p.packet_size, p.fetch_size, n,
-            *p.limits, *pad,
-            *p.strides, *pad,
-            p.stages, opt(p.table), opt(p.type_conversion),
-            p.zero_point0,
-            p.num_zero_points, p.zp_mode, p.flit_count, p.words_per_packet,
-        )  # fmt: skip
-    except struct.error as e:
+        return PROGRAM_LAYOUT.pack(PROGRAM_LAYOUT.encode(p, {"name": name_offset, "num_entries": n}))
+    except (struct.error, OverflowError) as e:
         raise SeqBinError(f"a field does not fit its 32-bit word ({e}).", program=i) from None
 
 

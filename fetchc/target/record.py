@@ -14,7 +14,9 @@ when its fields describe a configuration the hardware can run:
   four tables, no table on the sub unit, the cast code and its input, the
   cast output of one read within a flit (§2.2), the zero-point mode, count
   and range (§2.3).  Returns the resolved :class:`Chain`.
-* :func:`check_table` - a TABLES record's pair and pairing (§2.1).
+* :func:`check_table` - every rule of a TABLES record: a decode table's
+  pair and pairing (§2.1), a function table's key, output, width, entries,
+  scale and zero point (§2.1b).
 
 Errors are :class:`RecordError` ``(field, message)``: ``field`` is the
 record field at fault (``"flit_count"``, ``"limits"``, ...), ``message`` one
@@ -32,7 +34,7 @@ seqbin.md PROGRAMS and TABLES.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fetchc.target.facts import (
@@ -48,6 +50,9 @@ from fetchc.target.facts import (
     MAX_ENTRY_SIZE,
     READ_BYTES,
     SUB_READ_BYTES,
+    TABLE_ENTRIES,
+    TABLE_ENTRY_BYTES,
+    TABLE_KEY_BYTES,
     TABLE_LOOKUP_STAGE,
     ZERO_POINT,
     ZERO_POINT_STAGE,
@@ -59,14 +64,23 @@ from fetchc.target.facts import (
     stride_fits,
     has_table_register,
 )
+from fetchc.target.functions import (
+    FUNCTION_KEYS,
+    FUNCTION_OUTPUT,
+    FUNCTIONS,
+    function_names,
+    is_function_key,
+    key_count,
+    scale_problem,
+    zero_point_range,
+)
+from fetchc.target.functions import key_bytes as fn_key_bytes
 from fetchc.target.sequencer import contiguous_run
 
 __all__ = [
     "RecordError",
     "Labels",
-    "WORDS",
     "FIELDS",
-    "WORD_OF",
     "Fields",
     "Chain",
     "check_program",
@@ -90,39 +104,36 @@ class RecordError(Exception):
         self.message = message
 
 
-WORD_OF: dict[str, int] = {
-    "unit": 0, "name": 1, "in_dtype": 2, "out_dtype": 3, "base": 4, "packet_size": 5, "fetch_size": 6,
-    "num_entries": 7, "limits": 8, "strides": 16, "stages": 24, "tables": 25, "type_conversion": 26,
-    "zero_point0": 27, "num_zero_points": 28, "zp_mode": 29, "flit_count": 30, "words_per_packet": 31,
-}  # fmt: skip
-"""PROGRAMS word of each field (``limits``/``strides``: of element 0)."""
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Labels:
-    """How messages name fields.  ``words``: with their PROGRAMS word
-    (``flit_count (word 30)``, ``the table_lookup stage (stages bit 0)``,
-    ``0xFFFFFFFF`` for an absent value), else bare (``flit_count``, ``the
-    table_lookup stage``, ``none``)."""
+    """How messages name fields.  ``positions``: each field's position in
+    its record (seqbin.md), named ``unit`` (``flit_count (word 30)``, ``the
+    table_lookup stage (stages bit 0)``, ``0xFFFFFFFF`` for an absent value);
+    ``None``: bare names (``flit_count``, ``the table_lookup stage``,
+    ``none``).  The ``seq.bin`` reader and writer take theirs from the
+    record's field table (:data:`fetchc.seqbin.fields.WORDS`)."""
 
-    words: bool
+    positions: Mapping[str, int] | None = None
+    unit: str = "word"
 
     def field(self, name: str, k: int | None = None) -> str:
-        """``name`` or ``name[k]``, with ``(word N)`` when naming words."""
+        """``name`` or ``name[k]``, with its position when naming them."""
         text = name if k is None else f"{name}[{k}]"
-        return f"{text} (word {WORD_OF[name] + (k or 0)})" if self.words else text
+        if self.positions is None or name not in self.positions:
+            return text
+        return f"{text} ({self.unit} {self.positions[name] + (k or 0)})"
 
     def stage(self, s: StageKind) -> str:
-        return f"the {s.name} stage (stages bit {s.bit.bit_length() - 1})" if self.words else f"the {s.name} stage"
+        if self.positions is None:
+            return f"the {s.name} stage"
+        return f"the {s.name} stage (stages bit {s.bit.bit_length() - 1})"
 
     @property
     def none(self) -> str:
-        return "0xFFFFFFFF" if self.words else "none"
+        return "none" if self.positions is None else "0xFFFFFFFF"
 
 
-WORDS = Labels(True)
-"""Labels of the ``seq.bin`` reader and writer."""
-FIELDS = Labels(False)
+FIELDS = Labels()
 """Labels of the IR verifier and the simulator."""
 
 
@@ -363,7 +374,7 @@ def _table_stage(
         raise RecordError(
             "tables", f"{tab} selects table {ref} ({src} -> {dst}) but in_dtype is {p.in_dtype}"
         )
-    if (src, dst) not in LOOKUP_TABLES:
+    if not _table_pair_ok(src, dst):
         raise RecordError(
             "tables", f"{tab} selects table {ref} ({src} -> {dst}), which is not a lookup table the hardware supports"
         )
@@ -428,16 +439,93 @@ def _zero_point_stage(p: Fields, t: ElementType, L: Labels, check_range: bool) -
 # --------------------------------------------------------------------------
 
 
-def check_table(src: ElementType, dst: ElementType, paired: bool | int) -> None:
-    """A TABLES record's pair is one of the four of hardware.md §2.1 and its
-    ``paired`` flag matches the pair.  Raises :class:`RecordError`."""
+def _table_pair_ok(src: ElementType, dst: ElementType) -> bool:
+    """A TABLES record can map ``src`` to ``dst``: a decode pair (§2.1) or
+    a function table's key into bf16 (§2.1b)."""
+    return (src, dst) in LOOKUP_TABLES or (is_function_key(src) and dst == FUNCTION_OUTPUT)
+
+
+def check_table(
+    src: ElementType,
+    dst: ElementType,
+    paired: bool | int,
+    function: str | None = None,
+    scale: float = 1.0,
+    zero_point: int = 0,
+    *,
+    key_bytes: int | None = None,
+    entry_bytes: int | None = None,
+    entries: int | None = None,
+) -> None:
+    """Every rule of one TABLES record (seqbin.md TABLES, hardware.md
+    §2.1, §2.1b): a decode table (``function`` None) is one of the four
+    pairs with its pairing, 1-byte keys, 256 entries and no scale or zero
+    point; a function table is keyed by a type of §2.1b into bf16,
+    non-paired, with ``key_count`` entries of the key's width, a scale and
+    zero point only on integer keys and legal there.  ``key_bytes``,
+    ``entry_bytes``, ``entries``: the record's stored fields (``None``:
+    not stored, as in the IR).  Raises :class:`RecordError`."""
+    if key_bytes is not None and key_bytes not in (1, 2):
+        raise RecordError("key_bytes", f"key_bytes is {key_bytes}; it must be 1 or 2")
+    if entry_bytes is not None and entry_bytes != TABLE_ENTRY_BYTES:
+        raise RecordError("entry_bytes", f"entry_bytes is {entry_bytes}; it must be {TABLE_ENTRY_BYTES}")
+    if function is not None and function not in FUNCTIONS:
+        raise RecordError("function", f"function is {function!r}, not one of {function_names()}")
+    if function is None:
+        _check_decode_table(src, dst, paired, scale, zero_point, key_bytes, entries)
+    else:
+        _check_function_table(src, dst, paired, scale, zero_point, key_bytes, entries)
+
+
+def _check_decode_table(
+    src: ElementType, dst: ElementType, paired: bool | int, scale: float, zp: int, kb: int | None, n: int | None
+) -> None:
     if (src, dst) not in LOOKUP_TABLES:
+        hint = "; a table keyed by it is a function table and needs a function" if is_function_key(src) else ""
         raise RecordError(
-            "out_dtype", f"{src} -> {dst} is not a lookup table the hardware supports (hardware.md §2.1)"
+            "out_dtype", f"{src} -> {dst} is not a decode table the hardware supports (hardware.md §2.1){hint}"
         )
     want = LOOKUP_TABLES[(src, dst)]
     if bool(paired) != want:
         raise RecordError(
             "paired", f"paired is {int(paired)} but the {src} -> {dst} table is {'paired' if want else 'non-paired'}"
         )
+    if kb is not None and kb != TABLE_KEY_BYTES:
+        raise RecordError("key_bytes", f"key_bytes is {kb} but a decode table's keys are {TABLE_KEY_BYTES} byte")
+    if n is not None and n != TABLE_ENTRIES:
+        raise RecordError("entries", f"entries is {n}; a decode table has {TABLE_ENTRIES}")
+    if scale != 1.0:
+        raise RecordError("scale", f"scale is {scale!r} but a decode table has no scale; it must be 1.0")
+    if zp != 0:
+        raise RecordError("zero_point", f"zero_point is {zp} but a decode table has no zero point; it must be 0")
 
+
+def _check_function_table(
+    src: ElementType, dst: ElementType, paired: bool | int, scale: float, zp: int, kb: int | None, n: int | None
+) -> None:
+    if paired:
+        raise RecordError(
+            "paired", "paired is 1 but a function table is non-paired (the paired f4E2M1FN decode takes no function)"
+        )
+    if not is_function_key(src):
+        keys = ", ".join(t.name for t in FUNCTION_KEYS)
+        raise RecordError("in_dtype", f"in_dtype is {src}, which keys no function table (they take {keys})")
+    if dst != FUNCTION_OUTPUT:
+        raise RecordError("out_dtype", f"out_dtype is {dst} but a function table produces {FUNCTION_OUTPUT}")
+    width = fn_key_bytes(src)
+    if kb is not None and kb != width:
+        raise RecordError("key_bytes", f"key_bytes is {kb} but {src} keys are {width} byte{'s' * (width > 1)}")
+    if n is not None and n != key_count(src):
+        raise RecordError("entries", f"entries is {n}; a table keyed by {src} has {key_count(src)}")
+    if src.is_float:
+        if scale != 1.0:
+            raise RecordError("scale", f"scale is {scale!r} but a {src} key has no scale; it must be 1.0")
+        if zp != 0:
+            raise RecordError("zero_point", f"zero_point is {zp} but a {src} key has no zero point; it must be 0")
+        return
+    problem = scale_problem(scale)
+    if problem is not None:
+        raise RecordError("scale", f"scale {scale!r} {problem}; it must be a finite, non-zero, normal f32")
+    lo, hi = zero_point_range(src)
+    if not lo <= zp <= hi:
+        raise RecordError("zero_point", f"zero_point is {zp}, outside the {src} range [{lo}, {hi}]")

@@ -113,14 +113,14 @@ def test_canonical_bytes():
 def test_file_layout_1_2():
     data = write(seqbin())
     strings = b"dq/0\0dq/1\0"
-    # header 32 + 4 rows; TABLES at 96 (520), PROGRAMS at 616 (256), STRINGS at
-    # 872 (10), MANIFEST at the next multiple of 8 (888), file ends with it.
-    rows = [(1, 96, 520, 1), (2, 616, 256, 2), (3, 872, 10, 2), (4, 888, len(GOLDEN), 1)]
+    # header 32 + 4 rows; TABLES at 96 (24 + 512), PROGRAMS at 632 (256), STRINGS
+    # at 888 (10), MANIFEST at the next multiple of 8 (904), file ends with it.
+    rows = [(1, 96, 536, 1), (2, 632, 256, 2), (3, 888, 10, 2), (4, 904, len(GOLDEN), 1)]
     assert [struct.unpack_from("<IIII", data, 32 + 16 * i) for i in range(4)] == rows
-    size = 888 + len(GOLDEN)
+    size = 904 + len(GOLDEN)
     assert struct.unpack_from("<4sHHIII", data, 0) == (b"FSEQ", 1, 2, 0, 4, size) and len(data) == size
-    assert data[872:882] == strings and data[882:888] == bytes(6)
-    assert data[888:] == GOLDEN
+    assert data[888:898] == strings and data[898:904] == bytes(6)
+    assert data[904:] == GOLDEN
     assert struct.unpack_from("<I", data, 20)[0] == zlib.crc32(data[:20] + bytes(4) + data[24:])
     assert read(data) == seqbin()
     assert write(read(data)) == data
@@ -156,9 +156,9 @@ def test_hand_built_1_0_file_reads():
 def test_disassembly_lines():
     text = disassemble(seqbin())
     assert text.startswith("seq.bin version 1.2, ")
-    assert "section MANIFEST: offset 888, size %d, count 1\n" % len(GOLDEN) in text
+    assert "section MANIFEST: offset 904, size %d, count 1\n" % len(GOLDEN) in text
     assert (
-        "  flit_count: 4\n  kernel: dq\n  tensor: w (arg 0)\n  stream: time [4096] packet [32]\n"
+        "  flit_count: 4\n  words_per_packet: 4\n  kernel: dq\n  tensor: w (arg 0)\n  stream: time [4096] packet [32]\n"
         "  loc: dq.mlir:12:8\nprogram 1:"
     ) in text
     assert text.endswith(
@@ -212,21 +212,39 @@ def test_odd_names_are_quoted_in_the_text():
 
 
 def file_with(doc: bytes, *, count: int = 1, minor: int = 2, progs: tuple[Program, ...] | None = None) -> bytes:
-    """The seqbin() file (or one with ``progs``) with its MANIFEST replaced by ``doc``."""
+    """The seqbin() file (or one with ``progs``) with its MANIFEST replaced by
+    ``doc``, as version ``1.minor`` (1.2: the 24-byte TABLES headers of
+    seqbin.md)."""
     sb = seqbin() if progs is None else dataclasses.replace(seqbin(), programs=progs)
-    head = write(dataclasses.replace(sb, manifest=None))  # 1.0: 3 rows, sections from 80
-    # Rebuild with 4 rows: shift every section by 16 bytes, append MANIFEST.
-    rows = [list(struct.unpack_from("<IIII", head, 32 + 16 * i)) for i in range(3)]
-    body = head[80:]
-    for r in rows:
-        r[1] += 16
-    end = 80 + 16 + len(body)
-    moff = -(-end // 8) * 8
-    rows.append([4, moff, len(doc), count])
-    b = bytearray(b"FSEQ" + struct.pack("<HHIIIIQ", 1, minor, 0, 4, moff + len(doc), 0, 0))
-    b += b"".join(struct.pack("<IIII", *r) for r in rows) + body + bytes(moff - end) + doc
+    head = write(dataclasses.replace(sb, manifest=None))  # 1.0: 3 rows, 8-byte TABLES headers
+    bodies = []
+    for i in range(3):
+        kind, off, size, cnt = struct.unpack_from("<IIII", head, 32 + 16 * i)
+        body = head[off : off + size]
+        if kind == 1 and minor >= 2:
+            body = _tables_1_2(body, cnt)
+        bodies.append((kind, body, cnt))
+    bodies.append((4, doc, count))
+    pos, rows, out = 32 + 16 * 4, [], b""
+    for kind, body, cnt in bodies:
+        start = -(-pos // 8) * 8
+        out += bytes(start - pos) + body
+        rows.append(struct.pack("<IIII", kind, start, len(body), cnt))
+        pos = start + len(body)
+    b = bytearray(b"FSEQ" + struct.pack("<HHIIIIQ", 1, minor, 0, 4, pos, 0, 0) + b"".join(rows) + out)
     b[20:24] = struct.pack("<I", zlib.crc32(bytes(b)))
     return bytes(b)
+
+
+def _tables_1_2(body: bytes, count: int) -> bytes:
+    """1.0 TABLES records (8-byte headers) rewritten with 1.2's 24-byte
+    header: function 0, entries u32, scale 1.0, zero_point 0, reserved 0."""
+    out, at = b"", 0
+    for _ in range(count):
+        kb, paired, i, o, eb, n = struct.unpack_from("<BBBBHH", body, at)
+        out += struct.pack("<BBBBHHIfiI", kb, paired, i, o, eb, 0, n, 1.0, 0, 0) + body[at + 8 : at + 8 + 2 * n]
+        at += 8 + 2 * n
+    return out
 
 
 def edited(edit) -> bytes:
@@ -333,7 +351,8 @@ def test_manifest_section_rows():
     rejects(file_with(GOLDEN, count=2), r"^MANIFEST section: count is 2 and size \d+ bytes; it holds exactly one JSON document")
     rejects(file_with(b"", count=1), r"^MANIFEST section: count is 1 and size 0 bytes")
     rejects(file_with(GOLDEN, minor=0), r"^section row 3: a version 1\.0 file has no MANIFEST section")
-    assert read(file_with(GOLDEN, minor=2)).manifest == manifest()  # a later minor version reads
+    assert read(file_with(GOLDEN, minor=1)).manifest == manifest()  # a 1.1 file (8-byte TABLES headers) reads
+    assert read(file_with(GOLDEN, minor=1)) == read(file_with(GOLDEN))
 
 
 # --------------------------------------------------------------------------
@@ -363,7 +382,7 @@ def test_writer_validates_records_without_reading_back(monkeypatch):
 
     monkeypatch.setattr(reader, "read", no_read)
     monkeypatch.setattr(reader, "read_info", no_read)
-    assert write(seqbin())[888:] == GOLDEN
+    assert write(seqbin())[904:] == GOLDEN
     p = dataclasses.replace(programs()[0], flit_count=3)
     with pytest.raises(SeqBinError, match=r"^refusing to write an invalid seq.bin: program 0: flit_count \(word 30\) is 3; a packet of 32 f32 elements occupies 4 flits\.$"):
         write(SeqBin(seqbin().tables, (p,)))

@@ -99,7 +99,21 @@ REF_TABLES = {
 
 
 def table_record(paired: int, in_code: int, out_code: int, entries: list[int]) -> bytes:
+    """A TABLES record of a 1.0 / 1.1 file: the 8-byte header."""
     return struct.pack("<BBBBHH", 1, paired, in_code, out_code, 2, 256) + struct.pack("<256H", *entries)
+
+
+def table_record_12(
+    paired: int, in_code: int, out_code: int, entries: list[int], *, function=0, scale=1.0, zp=0, key_bytes=None,
+    entry_bytes=2, count=None, reserved=0,
+) -> bytes:  # fmt: skip
+    """A TABLES record of a 1.2 file: the 24-byte header (seqbin.md)."""
+    key_bytes = key_bytes if key_bytes is not None else (2 if len(entries) == 65536 else 1)
+    count = len(entries) if count is None else count
+    head = struct.pack("<BBBBHHIfiI", key_bytes, paired, in_code, out_code, entry_bytes, function, count, scale, zp,
+                       reserved)  # fmt: skip
+    assert len(head) == 24
+    return head + struct.pack(f"<{len(entries)}H", *entries)
 
 
 def program_record(
@@ -407,9 +421,9 @@ def test_round_trip_property(items):
 # --------------------------------------------------------------------------
 
 
-def example_sections():
+def example_sections(v12: bool = False):
     entries = ref_paired(ml_dtypes.float8_e4m3fn)
-    tab = table_record(1, 7, 8, entries)
+    tab = (table_record_12 if v12 else table_record)(1, 7, 8, entries)
     prog = program_record(in_code=7, out_code=11, base=0x60000, packet=16, fetch=4, limits=[65536], strides=[1],
                           stages=3, tables=0, conv=3, flits=2, wpp=2)  # fmt: skip
     return [(1, tab, 1), (2, prog, 1), (3, b"decode/0\0", 1)]
@@ -425,7 +439,8 @@ def test_reader_accepts_any_order_and_gaps(order, gap):
 
 def test_reader_accepts_minor_version_and_single_section():
     secs = example_sections()
-    assert read(raw_file(secs, minor=7)) == example()
+    assert read(raw_file(secs, minor=1)) == example()
+    assert read(raw_file(example_sections(v12=True), minor=7)) == example()  # a later minor: 1.2's TABLES
     assert read(raw_file([secs[0]])) == SeqBin((Table.for_pair(F4E2M1FN, F8E4M3FN),), ())
     # Unnamed program without tables needs only PROGRAMS.
     prog = program_record(name=NONE, in_code=2, out_code=2, packet=8, fetch=8, limits=[8], strides=[1],
@@ -435,7 +450,7 @@ def test_reader_accepts_minor_version_and_single_section():
 
 
 def test_disassemble_bytes_reports_file_header():
-    data = raw_file(example_sections()[::-1], minor=3)
+    data = raw_file(example_sections(v12=True)[::-1], minor=3)
     text = disassemble(data)
     assert text.startswith(f"seq.bin version 1.3, {len(data)} bytes, crc32 0x{zlib.crc32(data[:20] + bytes(4) + data[24:]):08x}\n")
     assert "section STRINGS: offset 80, size 9, count 1\n" in text
@@ -607,14 +622,15 @@ def test_missing_sections():
 @pytest.mark.parametrize(
     "off,value,size,pattern",
     [
-        (0, 2, 1, r"table 0: key_bytes is 2; it must be 1"),
+        (0, 2, 1, r"table 0: key_bytes is 2 but a decode table's keys are 1 byte"),
+        (0, 3, 1, r"table 0: key_bytes is 3; it must be 1 or 2"),
         (1, 2, 1, r"table 0: paired is 2; it must be 0 or 1"),
         (1, 0, 1, r"table 0: paired is 0 but the f4E2M1FN -> f8E4M3FN table is paired"),
         (2, 13, 1, r"table 0: in_dtype is 13, which is not a dtype code"),
         (3, 0, 1, r"table 0: out_dtype is 0, which is not a dtype code"),
-        (3, 11, 1, r"table 0: f4E2M1FN -> f32 is not a lookup table the hardware supports"),
+        (3, 11, 1, r"table 0: f4E2M1FN -> f32 is not a decode table the hardware supports"),
         (4, 1, 2, r"table 0: entry_bytes is 1; it must be 2"),
-        (6, 255, 2, r"table 0: entries is 255; it must be 256"),
+        (6, 255, 2, r"table 0: entries is 255; a decode table has 256"),
     ],
 )
 def test_table_field_rejections(off, value, size, pattern):
@@ -784,12 +800,12 @@ program 0: "decode/0"
   base: 0x60000 (393216)
   sequencer: [65536 : 1] : 16
   fetch_size: 4
-  words_per_packet: 2
   stages: table_lookup, type_conversion
   table: 0
   type_conversion: 3 (f8E4M3FN -> f32)
   zero_point: off
   flit_count: 2
+  words_per_packet: 2
 """
 
 

@@ -64,8 +64,8 @@
 // DIS-NEXT:   out_dtype: f4E2M1FN
 // DIS:        sequencer: [6144 : 1] : 96
 // DIS-NEXT:   fetch_size: 16
-// DIS-NEXT:   words_per_packet: 3
 // DIS:        flit_count: 2
+// DIS-NEXT:   words_per_packet: 3
 
 func.func @first(%a: memref<64x16xbf16>, %ao: memref<64x16xbf16>,
                  %b: memref<64x32xf8E5M2>, %bo: memref<64x32xbf16>,

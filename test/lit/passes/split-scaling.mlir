@@ -25,20 +25,20 @@
 // DIS-NEXT:   base: 0x1000 (4096)
 // DIS-NEXT:   sequencer: [8192 : 1] : 16
 // DIS-NEXT:   fetch_size: 4
-// DIS-NEXT:   words_per_packet: 2
 // DIS-NEXT:   stages: table_lookup, type_conversion
 // DIS-NEXT:   table: 0
 // DIS-NEXT:   type_conversion: 3 (f8E4M3FN -> f32)
+// DIS:        words_per_packet: 2
 // DIS:      program 1: "nvfp4_one_block/1"
 // DIS:        in_dtype: f8E4M3FN
 // DIS-NEXT:   out_dtype: f32
 // DIS-NEXT:   base: 0x2000 (8192)
 // DIS-NEXT:   sequencer: [512 : 1] : 1
 // DIS-NEXT:   fetch_size: 1
-// DIS-NEXT:   words_per_packet: 1
 // DIS-NEXT:   stages: type_conversion
 // DIS-NEXT:   table: none
 // DIS-NEXT:   type_conversion: 3 (f8E4M3FN -> f32)
+// DIS:        words_per_packet: 1
 func.func @nvfp4_one_block(%w: memref<64x128xf4E2M1FN>, %s: memref<64x8xf8E4M3FN>, %g: f32, %o: memref<64x128xf32>) {
   %c = fetch.fetch %w {base = 4096 : i64, map = affine_map<(r, b, e) -> (r, b * 16 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 8], [16], f4E2M1FN>
   %d = fetch.dequant %c, %s, %g {format = "nvfp4", scale_base = 8192 : i64} : !fetch.stream<main, [64, 8], [16], f4E2M1FN>, memref<64x8xf8E4M3FN>, f32 -> !fetch.stream<main, [64, 8], [16], f32>
@@ -78,8 +78,8 @@ func.func @nvfp4_two_blocks(%w: memref<64x128xf4E2M1FN>, %s: memref<64x8xf8E4M3F
 // DIS-NEXT:   base: 0x4000 (16384)
 // DIS-NEXT:   sequencer: [256 : 1] : 2
 // DIS-NEXT:   fetch_size: 2
-// DIS-NEXT:   words_per_packet: 1
 // DIS-NEXT:   stages: none
+// DIS:        words_per_packet: 1
 func.func @mxfp4_two_blocks(%w: memref<64x128xf4E2M1FN>, %s: memref<64x4xf8E8M0FNU>, %o: memref<64x128xf32>) {
   %c = fetch.fetch %w {base = 4096 : i64, map = affine_map<(r, b, e) -> (r, b * 64 + e)>} : memref<64x128xf4E2M1FN> -> !fetch.stream<main, [64, 2], [64], f4E2M1FN>
   %d = fetch.dequant %c, %s {format = "mxfp4", scale_base = 16384 : i64} : !fetch.stream<main, [64, 2], [64], f4E2M1FN>, memref<64x4xf8E8M0FNU> -> !fetch.stream<main, [64, 2], [64], f32>

@@ -13,12 +13,13 @@
 
 // CHECK:      seq.bin version 1.2, {{[0-9]+}} bytes, crc32 0x{{[0-9a-f]+}}
 // CHECK-NEXT: sections: 4
-// CHECK-NEXT: section TABLES: offset 96, size 520, count 1
-// CHECK-NEXT: section PROGRAMS: offset 616, size 256, count 2
-// CHECK-NEXT: section STRINGS: offset 872, size 8, count 2
-// CHECK-NEXT: section MANIFEST: offset 880, size {{[0-9]+}}, count 1
+// CHECK-NEXT: section TABLES: offset 96, size 536, count 1
+// CHECK-NEXT: section PROGRAMS: offset 632, size 256, count 2
+// CHECK-NEXT: section STRINGS: offset 888, size 8, count 2
+// CHECK-NEXT: section MANIFEST: offset 896, size {{[0-9]+}}, count 1
 // CHECK:      program 0: "k/0"
 // CHECK:        flit_count: 1
+// CHECK-NEXT:   words_per_packet: {{[0-9]+}}
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: w (arg 0)
 // CHECK-NEXT:   stream: time [3, 5] packet [2]
@@ -26,6 +27,7 @@
 // CHECK:      program 1: "k/1"
 // CHECK:        base: 0x2010 (8208)
 // CHECK:        flit_count: 2
+// CHECK-NEXT:   words_per_packet: {{[0-9]+}}
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: s (arg 1)
 // CHECK-NEXT:   stream: time [4] packet [16]

@@ -16,10 +16,10 @@
 // CHECK-NEXT:   base: 0x0 (0)
 // CHECK-NEXT:   sequencer: [256 : 512, 512 : 1] : 32
 // CHECK-NEXT:   fetch_size: 16
-// CHECK-NEXT:   words_per_packet: 1
 // CHECK-NEXT:   stages: table_lookup
 // CHECK-NEXT:   table: 0
 // CHECK-NEXT:   type_conversion: none
+// CHECK:        words_per_packet: 1
 // CHECK:        tensor: codes (arg 0)
 // CHECK-NEXT:   stream: time [256, 16] packet [32]
 // CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 70]]:8
@@ -30,10 +30,10 @@
 // CHECK-NEXT:   base: 0x10000 (65536)
 // CHECK-NEXT:   sequencer: [256 : 512, 512 : 1] : 32
 // CHECK-NEXT:   fetch_size: 8
-// CHECK-NEXT:   words_per_packet: 4
 // CHECK-NEXT:   stages: none
 // CHECK-NEXT:   table: none
 // CHECK-NEXT:   type_conversion: none
+// CHECK:        words_per_packet: 4
 // CHECK:        tensor: scratch0 (scratch)
 // CHECK-NEXT:   stream: time [256, 16] packet [32]
 // CHECK-NEXT:   loc: {{.*}}route-manifest.mlir:[[# @LINE + 56]]:8

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
+from xdsl.dialects.builtin import AffineMapAttr, Float32Type, FloatAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
@@ -42,6 +42,7 @@ from xdsl.irdl import (
 from xdsl.printer import Printer
 
 from fetchc import target
+from fetchc.target import functions
 from fetchc.dialects.fetch_chain import (
     FetchChain,
     check_foreign_uses,
@@ -351,42 +352,157 @@ def _instead(s: target.ElementType, d: target.ElementType, op_name: str) -> str:
     return f"; for {s.name} -> {d.name} use {_chain_text(chain)} (or fetch.convert, which legalises to that)"
 
 
+def _decode_table_error(s: target.ElementType | None, d: target.ElementType | None, sn: str, dn: str) -> str:
+    """Rule 1 for a lookup without ``fn``: not one of the four decode pairs."""
+    outs = target.lookup_outputs(s) if s else []
+    msg = f"has no {sn} -> {dn} table; "
+    if outs:
+        msg += f"the {sn} table decodes to: {_legal_list(outs)}"
+    else:
+        msg += f"there is no decode table keyed by {sn} (tables exist for {target.table_pairs_text()})"
+    if functions.is_function_key(s) and d == functions.FUNCTION_OUTPUT:
+        msg += (
+            f"; a table keyed by {sn} is a function table: add fn (one of {functions.function_names()}), "
+            f'e.g. {{fn = "identity", scale = 0.0625 : f32, zero_point = 0 : i32}} to dequantise'
+        )
+    elif s is not None and d is not None and (s, d) in target.CAST_CODES:
+        msg += f"; {sn} -> {dn} is a type cast: use fetch.cast"
+    elif s is not None and s.in_flight_only:
+        msg += _in_flight_text(s)
+    elif s is not None and d is not None:
+        msg += _instead(s, d, "fetch.table_lookup")
+    return msg
+
+
+def _function_table_error(op: TableLookupOp, s: target.ElementType | None, d: target.ElementType | None) -> str | None:
+    """Rule 1 for a lookup with ``fn`` (hardware.md §2.1b), in this order:
+    the properties' types, a known function, no function on the paired f4
+    decode, a function key, a bf16 output, ``scale``/``zero_point`` only on
+    integer keys, a legal scale, a zero point in the key's range."""
+    sn, dn = _tname(op.in_type.element_type), _tname(op.out_type.element_type)
+    fn = op.fn
+    if not isinstance(fn, StringAttr):
+        return f"'fn' must be a string naming a function (fn = \"gelu\"); the function tables are {functions.function_names()}"
+    if fn.data not in functions.FUNCTIONS:
+        return f"has no function '{fn.data}'; the function tables are {functions.function_names()}"
+    if s == target.F4E2M1FN:
+        return (
+            f"the paired {sn} decode takes no function (a 4-bit key is only ever a packed pair); decode to "
+            f"f8E4M3FN with a plain fetch.table_lookup, commit it to DM with rngd.commit, and fetch that through "
+            f"the {fn.data} table"
+        )
+    if not functions.is_function_key(s):
+        keys = ", ".join(t.name for t in functions.FUNCTION_KEYS)
+        return f"has no function table keyed by {sn}; function tables are keyed by {keys} (hardware.md §2.1b)"
+    if d != functions.FUNCTION_OUTPUT:
+        widen = f": make the result bf16 and widen it with fetch.cast afterwards (bf16 -> {dn})" if d == target.F32 else (
+            ": make the result bf16"
+        )
+        return f"produces {dn}, but a function table produces bf16 only{widen}"
+    return _function_params_error(op, s, sn)
+
+
+def _function_params_error(op: TableLookupOp, s: target.ElementType, sn: str) -> str | None:
+    scale, zp = op.scale, op.zero_point
+    if s.is_float and (scale is not None or zp is not None):
+        given = " and ".join(f"'{n}'" for n, a in (("scale", scale), ("zero_point", zp)) if a is not None)
+        return (
+            f"{given} apply only to integer keys (i8, i16); a {sn} key's value is the number it encodes: "
+            f"drop {'them' if ' and ' in given else 'it'}"
+        )
+    if scale is not None:
+        if not isinstance(scale, FloatAttr) or not isinstance(scale.type, Float32Type):
+            return "'scale' must be an f32 float (scale = 0.0625 : f32)"
+        problem = functions.scale_problem(scale.value.data)
+        if problem is not None:
+            return f"'scale' {scale.value.data!r} {problem}; it must be a finite, non-zero, normal f32 (hardware.md §2.1b)"
+    if zp is not None:
+        if not isinstance(zp, IntegerAttr) or zp.type != i32:
+            return "'zero_point' must be an i32 integer (zero_point = 3 : i32)"
+        lo, hi = functions.zero_point_range(s)
+        if not lo <= zp.value.data <= hi:
+            return f"'zero_point' {zp.value.data} is outside the {sn} range [{lo}, {hi}]: it is a key value"
+    return None
+
+
 @irdl_op_definition
 class TableLookupOp(_StreamToStream):
     """``fetch.table_lookup``: the adapter's table-lookup stage (main context
-    only).  Legal pairs: hardware.md §2.1 (``f4E2M1FN → f8E4M3FN|f8E5M2``
-    paired, ``f8E4M3FN|f8E5M2 → bf16`` non-paired).  Rules 1, 2, 5, 6, 7."""
+    only).  Without ``fn``, a decode table: hardware.md §2.1
+    (``f4E2M1FN → f8E4M3FN|f8E5M2`` paired, ``f8E4M3FN|f8E5M2 → bf16``
+    non-paired).  With ``fn`` (a function of hardware.md §2.1b), a function
+    table keyed by ``f8E4M3FN``, ``f8E5M2``, ``i8``, ``bf16`` or ``i16`` into
+    ``bf16``; on an integer key optional ``scale : f32`` and ``zero_point :
+    i32`` (``x = (k - zero_point) * scale``).  Rules 1, 2, 5, 6, 7."""
 
     name = "fetch.table_lookup"
+
+    fn = opt_prop_def(Attribute)
+    scale = opt_prop_def(Attribute)
+    zero_point = opt_prop_def(Attribute)
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        result_type: Attribute,
+        fn: str | None = None,
+        scale: float | None = None,
+        zero_point: int | None = None,
+    ):
+        """A lookup of ``input`` into ``result_type``; ``fn`` makes it a
+        function table (``scale``/``zero_point``: an integer key's)."""
+        props: dict[str, Attribute] = {}
+        if fn is not None:
+            props["fn"] = StringAttr(fn)
+        if scale is not None:
+            props["scale"] = FloatAttr(scale, builtin.f32)
+        if zero_point is not None:
+            props["zero_point"] = IntegerAttr(zero_point, i32)
+        super().__init__(input, result_type, props)
+
+    @property
+    def function(self) -> str | None:
+        """The function's name, ``None`` for a decode table."""
+        return self.fn.data if isinstance(self.fn, StringAttr) else None
+
+    @property
+    def scale_value(self) -> float:
+        """The scale rounded to f32 (1.0 when absent)."""
+        a = self.scale
+        return functions.round_f32(a.value.data) if isinstance(a, FloatAttr) else 1.0
+
+    @property
+    def zero_point_value(self) -> int:
+        a = self.zero_point
+        return a.value.data if isinstance(a, IntegerAttr) else 0
 
     def verify_(self) -> None:
         src, dst = self.in_type, self.out_type
 
         def table() -> None:
             s, d = src.elem, dst.elem
+            if self.fn is not None:
+                msg = _function_table_error(self, s, d)
+                if msg is not None:
+                    raise OpError(msg)
+                return
+            if self.scale is not None or self.zero_point is not None:
+                raise OpError(
+                    "'scale' and 'zero_point' belong to function tables (hardware.md §2.1b): add fn, e.g. "
+                    '{fn = "identity"} to dequantise an integer key, or drop them'
+                )
             if s is not None and d is not None and (s, d) in target.LOOKUP_TABLES:
                 return
-            sn, dn = _tname(src.element_type), _tname(dst.element_type)
-            outs = target.lookup_outputs(s) if s else []
-            msg = f"has no {sn} -> {dn} table; "
-            if outs:
-                msg += f"the {sn} table decodes to: {_legal_list(outs)}"
-            else:
-                msg += f"there is no table keyed by {sn} (tables exist for {target.table_pairs_text()})"
-            if s is not None and d is not None and (s, d) in target.CAST_CODES:
-                msg += f"; {sn} -> {dn} is a type cast: use fetch.cast"
-            elif s is not None and s.in_flight_only:
-                msg += _in_flight_text(s)
-            elif s is not None and d is not None:
-                msg += _instead(s, d, self.name)
-            raise OpError(msg)
+            raise OpError(_decode_table_error(s, d, _tname(src.element_type), _tname(dst.element_type)))
 
         def main_only() -> None:
             if not target.has_table_register(src.ctx):
                 auto = (
                     "; or write fetch.convert instead, which fetchc routes this way automatically "
                     "(fetch-route-sub-decode, in the default pipeline)"
-                    if src.elem == target.F4E2M1FN
+                    if src.elem == target.F4E2M1FN and self.fn is None
                     else ""
                 )
                 raise OpError(

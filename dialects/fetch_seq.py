@@ -8,9 +8,11 @@ only walks and packs.
 
 * ``fetch_seq.table @sym {in_type, out_type, entries, paired}``: one lookup
   table baked into the sequencer configuration, a module-level symbol;
-  ``entries`` is ``array<i32: ...>`` of the 256 u16 entries exactly as
-  ``seq.bin`` stores them (seqbin.md TABLES).  No two tables of a module hold
-  the same table.
+  ``entries`` is ``array<i32: ...>`` of the u16 entries exactly as
+  ``seq.bin`` stores them (seqbin.md TABLES: 256, or 65536 for a function
+  table keyed by a 16-bit type).  A function table (hardware.md §2.1b) also
+  carries ``function``, and on an integer key ``scale`` and ``zero_point``.
+  No two tables of a module hold the same table.
 * ``%s = fetch_seq.program %buf {...}``: one Fetch Unit program (one
   ``fetch.fetch`` chain), the register block of hardware.md §5 / seqbin.md
   PROGRAMS.  Its enumerated fields are typed attributes:
@@ -31,6 +33,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    FloatAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -38,6 +41,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TypeAttribute,
     UnitAttr,
+    f32,
     i32,
     i64,
 )
@@ -61,6 +65,7 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.str_enum import StrEnum
 
 from fetchc import target
+from fetchc.target import functions
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
 from fetchc.diagnostics import OpError
@@ -181,33 +186,59 @@ class ZpModeAttr(_AngleEnum, EnumAttribute[ZpMode]):  # type: ignore[misc]
 @irdl_op_definition
 class TableOp(IRDLOperation):
     """``fetch_seq.table @name {in_type = T, out_type = U, entries =
-    array<i32: ...>, paired}``: a lookup table (256 u16 entries; seqbin.md
-    TABLES).  The verifier checks the pair is one of hardware.md §2.1's four,
-    that ``paired`` matches it, that there are 256 entries below 2^16, and
-    that no earlier table of the module holds the same table."""
+    array<i32: ...>, paired}``: a lookup table (seqbin.md TABLES); a function
+    table (hardware.md §2.1b) also has ``function = "gelu"`` and, on an
+    integer key, ``scale : f32`` and ``zero_point : i32``.  ``entries``: the
+    256 (1-byte keys) or 65536 (2-byte keys) u16 entries.  The verifier
+    checks the record rules (:func:`fetchc.target.record.check_table`: the
+    pair, pairing, function, key width, entry count, scale and zero point),
+    that every entry is a u16, and that no earlier table of the module holds
+    the same table."""
 
     name = "fetch_seq.table"
     sym_name = prop_def(SymbolNameConstraint())
     in_type = prop_def(TypeAttribute)
     out_type = prop_def(TypeAttribute)
     paired = opt_prop_def(UnitAttr)
+    function = opt_prop_def(StringAttr)
+    scale = opt_prop_def(FloatAttr)
+    zero_point = opt_prop_def(IntegerAttr)
     entries = prop_def(DenseArrayBase)
 
     traits = traits_def(SymbolOpInterface())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict"
 
-    def __init__(self, sym_name: str, src: target.ElementType, dst: target.ElementType):
-        """The reference ``src -> dst`` table (``target.table_entries``) as
-        symbol ``sym_name``.  Raises ``KeyError`` for a pair that is not one
-        of the four tables."""
+    def __init__(
+        self,
+        sym_name: str,
+        src: target.ElementType,
+        dst: target.ElementType,
+        function: str | None = None,
+        scale: float = 1.0,
+        zero_point: int = 0,
+    ):
+        """The reference ``src -> dst`` decode table
+        (``target.table_entries``), or with ``function`` the function table
+        keyed by ``src`` (``functions.function_entries``; ``scale`` and
+        ``zero_point`` for an integer key), as symbol ``sym_name``.  Raises
+        ``KeyError`` for a pair or function that is no table."""
+        if function is None:
+            values = target.table_entries(src, dst)
+        else:
+            values = functions.function_entries(function, src, scale, zero_point)
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "in_type": target.mlir_type(src),
             "out_type": target.mlir_type(dst),
-            "entries": DenseArrayBase.from_list(i32, list(target.table_entries(src, dst))),
+            "entries": DenseArrayBase.from_list(i32, list(values)),
         }
-        if target.LOOKUP_TABLES[(src, dst)]:
+        if function is not None:
+            props["function"] = StringAttr(function)
+            if not src.is_float:
+                props["scale"] = FloatAttr(scale, f32)
+                props["zero_point"] = IntegerAttr(zero_point, i32)
+        elif target.LOOKUP_TABLES[(src, dst)]:
             props["paired"] = UnitAttr()
         super().__init__(properties=props)
 
@@ -215,23 +246,47 @@ class TableOp(IRDLOperation):
     def pair(self) -> tuple[target.ElementType | None, target.ElementType | None]:
         return target.element_type(self.in_type), target.element_type(self.out_type)
 
+    @property
+    def function_name(self) -> str | None:
+        return None if self.function is None else self.function.data
+
+    @property
+    def scale_value(self) -> float:
+        return 1.0 if self.scale is None else functions.round_f32(self.scale.value.data)
+
+    @property
+    def zero_point_value(self) -> int:
+        return 0 if self.zero_point is None else self.zero_point.value.data
+
+    def key(self) -> tuple:
+        """What names the table: ``(input, output, function, scale, zero
+        point)`` (hardware.md §2.1b: equal tables are stored once)."""
+        s, d = self.pair
+        return (s, d, self.function_name, self.scale_value, self.zero_point_value)
+
     def entry_values(self) -> list[int]:
-        """The 256 entries as integers."""
+        """The entries as integers."""
         return [int(x) for x in self.entries.get_values()]
 
     def content(self) -> tuple:
-        """What makes two tables the same table: pair, pairing and entries."""
-        return (self.in_type, self.out_type, self.paired is not None, self.entries)
+        """What makes two tables the same table: pair, pairing, function,
+        scale, zero point and entries."""
+        return (*self.key(), self.paired is not None, self.entries)
 
     def verify_(self) -> None:
+        from fetchc.target.record import RecordError, check_table
+
         s, d = self.pair
-        if s is None or d is None or (s, d) not in target.LOOKUP_TABLES:
-            raise OpError("is not one of the hardware's four lookup tables (hardware.md §2.1)")
-        if target.LOOKUP_TABLES[(s, d)] != (self.paired is not None):
-            raise OpError(f"the {s.name} -> {d.name} table is {'paired' if target.LOOKUP_TABLES[(s, d)] else 'non-paired'}")
+        if s is None or d is None:
+            raise OpError("is not a lookup table of the hardware (hardware.md §2.1, §2.1b)")
         vals = self.entry_values()
-        if len(vals) != target.TABLE_ENTRIES or any(not 0 <= v < 1 << 16 for v in vals):
-            raise OpError("needs exactly 256 entries, each a u16")
+        try:
+            check_table(s, d, self.paired is not None, self.function_name, self.scale_value,
+                        self.zero_point_value, entries=len(vals))  # fmt: skip
+        except RecordError as e:
+            raise OpError(e.message) from None
+        if any(not 0 <= v < 1 << 16 for v in vals):
+            raise OpError("has an entry that is not a u16")
         block = self.parent_block()
         if block is not None:
             for other in block.ops:

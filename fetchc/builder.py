@@ -810,16 +810,32 @@ class Stream:
 
     # -- Fetch Adapter stages (hardware.md §2) ----------------------------
 
-    def lookup(self, to: TypeLike | None = None, *, loc: LocLike = None) -> Stream:
-        """``fetch.table_lookup`` (hardware.md §2.1; main context only).
-        ``to``: the table's output type; default the one table keyed by the
-        input type (``f8E4M3FN``/``f8E5M2`` → ``bf16``).  Raises
+    def lookup(
+        self,
+        to: TypeLike | None = None,
+        *,
+        fn: str | None = None,
+        scale: float | None = None,
+        zero_point: int | None = None,
+        loc: LocLike = None,
+    ) -> Stream:
+        """``fetch.table_lookup`` (hardware.md §2.1, §2.1b; main context
+        only).  Without ``fn``, a decode table: ``to`` is the table's output
+        type, default the one table keyed by the input type
+        (``f8E4M3FN``/``f8E5M2`` → ``bf16``).  With ``fn`` (``"gelu"``,
+        ``"silu"``, ...: a function table), the output is ``bf16`` (``to``
+        defaults to it); ``scale`` and ``zero_point`` dequantise an
+        ``i8``/``i16`` key, ``x = (k - zero_point) * scale``.  Raises
         :class:`DiagnosticError` when there is no table or more than one to
         choose from (``f4E2M1FN`` decodes to ``f8E4M3FN`` or ``f8E5M2``:
-        pass ``to=``), and the verifier's diagnostic for an illegal pair or
-        a lookup on ``sub`` (rules 1, 2)."""
+        pass ``to=``), and the verifier's diagnostic for an illegal pair,
+        function, scale or zero point, or a lookup on ``sub`` (rules 1, 2)."""
         where = self._where(loc)
-        if to is None:
+        if to is not None:
+            out = as_type(to)
+        elif fn is not None:
+            out = target.mlir_type(target.BF16)
+        else:
             src = self.type.elem
             outs = target.lookup_outputs(src) if src is not None else []
             name = target.type_name(self.type.element_type)
@@ -828,11 +844,13 @@ class Stream:
                     detail = f"the {name} tables decode to {' and '.join(o.name for o in outs)}; choose one with to="
                 else:
                     detail = f"there is no table keyed by {name} (tables exist for {target.table_pairs_text()})"
+                    if src is not None and not src.is_float:
+                        detail += "; an integer key needs a function: pass fn= (e.g. fn=\"identity\" to dequantise)"
                 raise _infer_error(TableLookupOp.name, f"cannot infer the output type: {detail}", where)
             out = target.mlir_type(outs[0])
-        else:
-            out = as_type(to)
-        return self._stream(lambda: TableLookupOp(self.value, self._retyped(out)), where)
+        return self._stream(
+            lambda: TableLookupOp(self.value, self._retyped(out), fn, scale, zero_point), where
+        )
 
     def cast(self, to: TypeLike | None = None, *, loc: LocLike = None) -> Stream:
         """``fetch.cast``, the type-cast stage (hardware.md §2.2).  ``to``:

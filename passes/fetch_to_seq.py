@@ -1,7 +1,10 @@
 """``fetch-to-seq``: each Fetch Unit program (a ``fetch.fetch`` and the
 adapter stages on its stream) becomes one ``fetch_seq.program`` register
 block; the lookup tables it uses become ``fetch_seq.table`` constants at the
-top of the module, one per distinct table, in order of first use.
+top of the module, one per distinct table (decode tables by pair, function
+tables by key type, function, scale and zero point; hardware.md §2.1b), in
+order of first use.  A function table is baked here
+(:func:`fetchc.target.functions.function_entries`).
 
 One pattern (:class:`FetchToProgram`, one ``fetch.fetch`` chain to one
 register block) and a pass that wires it with the two pieces of module-level
@@ -27,8 +30,9 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
+from fetchc.target import functions
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
-from fetchc.dialects.fetch import FetchOp, StreamType
+from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.diagnostics import OpError, PassError
@@ -36,45 +40,57 @@ from fetchc.diagnostics import OpError, PassError
 _LOWERED_BY = {"fetch.convert": "fetch-legalize-convert", "fetch.dequant": "fetch-split-scaling"}
 
 
-def table_symbol(src: target.ElementType, dst: target.ElementType) -> str:
-    """The symbol name of the ``src → dst`` table, e.g. ``f4E2M1FN_to_f8E4M3FN``."""
-    return f"{src.name}_to_{dst.name}"
+TableKey = tuple  # (input, output, function or None, scale, zero point)
+
+
+def table_symbol(src: target.ElementType, dst: target.ElementType, function: str | None = None) -> str:
+    """The symbol name of a table: ``f4E2M1FN_to_f8E4M3FN`` for a decode
+    table, ``gelu_f8E4M3FN`` for a function table."""
+    return f"{src.name}_to_{dst.name}" if function is None else f"{function}_{src.name}"
 
 
 class TableRegistry:
-    """The ``fetch_seq.table`` symbols of one module: one per distinct table,
-    created on first use and placed at the top of the module in order of
-    first use (:meth:`materialise`).  A reference table already in the module
-    (input that went through ``fetch-to-seq`` before, or written by hand) is
+    """The ``fetch_seq.table`` symbols of one module: one per distinct table
+    (same pair, function, scale and zero point: hardware.md §2.1b), created
+    on first use and placed at the top of the module in order of first use
+    (:meth:`materialise`).  A reference table already in the module (input
+    that went through ``fetch-to-seq`` before, or written by hand) is
     reused, never duplicated; new symbols avoid the names already taken."""
 
     def __init__(self, module: ModuleOp):
         self._module = module
-        self._existing: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+        self._existing: dict[TableKey, TableOp] = {}
         self._taken: set[str] = set()
         for op in module.body.block.ops:
             if isinstance(op, TableOp):
                 self._taken.add(op.sym_name.data)
-                pair = op.pair
-                if pair not in self._existing and None not in pair and op.entry_values() == list(target.table_entries(*pair)):  # type: ignore[arg-type]
-                    self._existing[pair] = op  # type: ignore[index]
-        self._used: dict[tuple[target.ElementType, target.ElementType], TableOp] = {}
+                key = op.key()
+                if key not in self._existing and _is_reference(op, key):
+                    self._existing[key] = op
+        self._used: dict[TableKey, TableOp] = {}
 
-    def symbol(self, src: target.ElementType, dst: target.ElementType) -> str:
-        """The symbol of the ``src -> dst`` table, creating it on first use."""
-        table = self._used.get((src, dst))
+    def symbol(
+        self, src: target.ElementType, dst: target.ElementType, function: str | None = None, scale: float = 1.0,
+        zero_point: int = 0,
+    ) -> str:  # fmt: skip
+        """The symbol of the ``src -> dst`` table (with ``function``: that
+        function table), creating it on first use."""
+        key = (src, dst, function, scale, zero_point)
+        table = self._used.get(key)
         if table is None:
-            table = self._existing.get((src, dst)) or self._new(src, dst)
-            self._used[(src, dst)] = table
+            table = self._existing.get(key) or self._new(key)
+            self._used[key] = table
         return table.sym_name.data
 
-    def _new(self, src: target.ElementType, dst: target.ElementType) -> TableOp:
-        name, k = table_symbol(src, dst), 0
+    def _new(self, key: TableKey) -> TableOp:
+        src, dst, function, scale, zero_point = key
+        base = table_symbol(src, dst, function)
+        name, k = base, 0
         while name in self._taken:
             k += 1
-            name = f"{table_symbol(src, dst)}_{k}"
+            name = f"{base}_{k}"
         self._taken.add(name)
-        return TableOp(name, src, dst)
+        return TableOp(name, src, dst, function, scale, zero_point)
 
     def materialise(self, listener: PatternRewriterListener | None = None) -> None:
         """Insert the tables created by :meth:`symbol` at the top of the
@@ -90,6 +106,22 @@ class TableRegistry:
                 block.insert_op_before(table, anchor)
             if listener is not None:
                 listener.handle_operation_insertion(table)
+
+
+def _is_reference(op: TableOp, key: TableKey) -> bool:
+    """Whether ``op`` holds exactly the entries its key defines."""
+    src, dst, function, scale, zero_point = key
+    if src is None or dst is None:
+        return False
+    try:
+        want = (
+            target.table_entries(src, dst)
+            if function is None
+            else functions.function_entries(function, src, scale, zero_point)
+        )
+    except KeyError:
+        return False
+    return op.entry_values() == list(want)
 
 
 class FetchToProgram(RewritePattern):
@@ -115,8 +147,8 @@ class FetchToProgram(RewritePattern):
             assert isinstance(s_in, StreamType) and isinstance(s_out, StreamType)
             src, dst = s_in.elem, s_out.elem
             assert src is not None and dst is not None
-            if stage.name == "fetch.table_lookup":
-                table = self.tables.symbol(src, dst)
+            if isinstance(stage, TableLookupOp):
+                table = self.tables.symbol(src, dst, stage.function, stage.scale_value, stage.zero_point_value)
             elif stage.name == "fetch.cast" and src != dst:
                 cast = (src, dst)
             elif stage.name == "fetch.zp_sub":

@@ -105,6 +105,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
+from fetchc.target import functions
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, TableLookupOp, ZpSubOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -842,10 +843,13 @@ class Stream:
             if len(outs) != 1:
                 if outs:
                     detail = f"the {name} tables decode to {' and '.join(o.name for o in outs)}; choose one with to="
+                elif functions.is_function_key(src):
+                    detail = (
+                        f"there is no decode table keyed by {name}; a table keyed by {name} is a function table: "
+                        f"pass fn= (one of {functions.function_names()})"
+                    )
                 else:
                     detail = f"there is no table keyed by {name} (tables exist for {target.table_pairs_text()})"
-                    if src is not None and not src.is_float:
-                        detail += "; an integer key needs a function: pass fn= (e.g. fn=\"identity\" to dequantise)"
                 raise _infer_error(TableLookupOp.name, f"cannot infer the output type: {detail}", where)
             out = target.mlir_type(outs[0])
         return self._stream(

@@ -1420,9 +1420,16 @@ def fix_size(b: bytearray) -> bytearray:
     return b
 
 
-INTERESTING_U32 = [0, 1, 2, 3, 7, 8, 9, 12, 13, 16, 31, 32, 33, 64, 127, 128, 255, 256, 512, 520, 65535, 65536,
+INTERESTING_U32 = [0, 1, 2, 3, 7, 8, 9, 12, 13, 16, 31, 32, 33, 64, 127, 128, 255, 256, 512, 520, 536, 65535, 65536,
                    65537, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 0x10000000]
 
+
+
+def _table_record_bytes(b: bytes | bytearray) -> int:
+    """Bytes of one 1-byte-key TABLES record: 8 + 512 in a 1.0 / 1.1 file,
+    24 + 512 in 1.2 (seqbin.md)."""
+    minor = struct.unpack_from("<H", b, 6)[0] if len(b) >= 8 else 0
+    return 520 if minor < 2 else 536
 
 def mutate_seqbin(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     b = bytearray(data)
@@ -1464,7 +1471,7 @@ def mutate_seqbin(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         cnt = rng.choice([0xFFFFFFFF, 0x80000000, 1 << 24, 0x01000001])
         struct.pack_into("<I", b, 32 + 16 * row + 12, cnt)
         if rng.random() < 0.5:
-            rec = {1: 520, 2: 128, 3: 1}.get(struct.unpack_from("<I", b, 32 + 16 * row)[0], 1)
+            rec = {1: _table_record_bytes(b), 2: 128, 3: 1}.get(struct.unpack_from("<I", b, 32 + 16 * row)[0], 1)
             struct.pack_into("<I", b, 32 + 16 * row + 8, (cnt * rec) & 0xFFFFFFFF)
         fix_crc(b)
     elif kind == "word" and n >= 80:
@@ -1480,10 +1487,11 @@ def mutate_seqbin(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         fix_crc(b)
     elif kind == "table_head" and n >= 80:
         rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
-        t = [(o, s) for k, o, s, c in rows if k == 1 and s >= 8 and o + 8 <= n]
+        head = _table_record_bytes(b) - 512  # 8 bytes (1.0, 1.1) or 24 (1.2)
+        t = [(o, s) for k, o, s, c in rows if k == 1 and s >= head and o + head <= n]
         if t:
             o, _ = t[0]
-            b[o + rng.randrange(8)] = rng.choice([0, 1, 2, 7, 8, 9, 10, 11, 12, 13, 255])
+            b[o + rng.randrange(head)] = rng.choice([0, 1, 2, 7, 8, 9, 10, 11, 12, 13, 255])
         fix_crc(b)
     elif kind == "strings" and n >= 80:
         rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
@@ -1506,7 +1514,7 @@ def mutate_seqbin(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         rows = [struct.unpack_from("<IIII", b, 32 + 16 * r) for r in range(3)]
         for r, (k, o, s, c) in enumerate(rows):
             if k in (1, 2) and s and o + s == n:  # last section: append a copy of a record
-                rec = 520 if k == 1 else 128
+                rec = _table_record_bytes(b) if k == 1 else 128
                 b += b[o : o + rec]
                 struct.pack_into("<II", b, 32 + 16 * r + 8, s + rec, c + 1)
                 break

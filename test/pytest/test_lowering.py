@@ -469,13 +469,13 @@ def _expected_tables() -> list[tuple[int, int, int, int, list[int]]]:
 def test_all_256_keys_of_the_four_tables():
     data = compile_text(ALL_TABLES).seq_bin
     off, size, count = _sections(data)[1]
-    assert (size, count) == (4 * 520, 4)
+    assert (size, count) == (4 * 536, 4)  # seqbin.md 1.2: 24-byte header + 256 u16 entries
     expected = _expected_tables()
     for i, (paired, in_code, out_code, entries) in enumerate(expected):
-        rec = data[off + 520 * i: off + 520 * (i + 1)]
-        key_bytes, rec_paired, rin, rout, entry_bytes, n = struct.unpack_from("<BBBBHH", rec, 0)
-        assert (key_bytes, rec_paired, rin, rout, entry_bytes, n) == (1, paired, in_code, out_code, 2, 256)
-        got = list(struct.unpack_from("<256H", rec, 8))
+        rec = data[off + 536 * i: off + 536 * (i + 1)]
+        head = struct.unpack_from("<BBBBHHIfiI", rec, 0)
+        assert head == (1, paired, in_code, out_code, 2, 0, 256, 1.0, 0, 0)  # function 0: a decode table
+        got = list(struct.unpack_from("<256H", rec, 24))
         bad = [k for k in range(256) if got[k] != entries[k]]
         assert not bad, f"table {i}: keys {bad[:8]} differ"
 
@@ -484,7 +484,7 @@ def test_table_spot_values():
     # seqbin.md example: paired e4m3 key 0x21 -> 0x3830 (0.5 low, 1.0 high).
     data = compile_text(ALL_TABLES).seq_bin
     off = _sections(data)[1][0]
-    entry = lambda t, k: struct.unpack_from("<H", data, off + 520 * t + 8 + 2 * k)[0]  # noqa: E731
+    entry = lambda t, k: struct.unpack_from("<H", data, off + 536 * t + 24 + 2 * k)[0]  # noqa: E731
     assert entry(0, 0x21) == 0x3830
     assert entry(0, 0x88) == 0x8080  # -0.0 twice
     assert entry(0, 0xF7) == 0xCC4C  # 6.0 low (0x4C), -6.0 high (0xCC)

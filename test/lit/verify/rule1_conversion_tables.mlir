@@ -173,7 +173,7 @@ func.func @cast_to_f16(%a: memref<64x8xbf16>, %o: memref<64x8xf16>) {
 // A lookup that is really a cast.
 func.func @lookup_is_a_cast(%a: memref<64x8xi8>, %o: memref<64x8xi32>) {
   %s = fetch.fetch %a : memref<64x8xi8> -> !fetch.stream<main, [64], [8], i8>
-  // expected-error @+1 {{'fetch.table_lookup' op has no i8 -> i32 table; there is no table keyed by i8 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); i8 -> i32 is a type cast: use fetch.cast}}
+  // expected-error @+1 {{'fetch.table_lookup' op has no i8 -> i32 table; there is no decode table keyed by i8 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); i8 -> i32 is a type cast: use fetch.cast}}
   %c = fetch.table_lookup %s : !fetch.stream<main, [64], [8], i8> -> !fetch.stream<main, [64], [8], i32>
   rngd.commit %c, %o : !fetch.stream<main, [64], [8], i32>, memref<64x8xi32>
   func.return

@@ -44,7 +44,7 @@ func.func @two_casts(%a: memref<64x8xf8E4M3FN>, %o: memref<64x8xbf16>) {
 func.func @cast_then_lookup(%a: memref<64x8xbf16>, %o: memref<64x8xbf16>) {
   %s = fetch.fetch %a : memref<64x8xbf16> -> !fetch.stream<main, [64], [8], bf16>
   %f = fetch.cast %s : !fetch.stream<main, [64], [8], bf16> -> !fetch.stream<main, [64], [8], f32>
-  // expected-error @+1 {{'fetch.table_lookup' op has no f32 -> bf16 table; there is no table keyed by f32 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); f32 -> bf16 is a type cast: use fetch.cast}}
+  // expected-error @+1 {{'fetch.table_lookup' op has no f32 -> bf16 table; there is no decode table keyed by f32 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); f32 -> bf16 is a type cast: use fetch.cast}}
   %b = fetch.table_lookup %f : !fetch.stream<main, [64], [8], f32> -> !fetch.stream<main, [64], [8], bf16>
   rngd.commit %b, %o : !fetch.stream<main, [64], [8], bf16>, memref<64x8xbf16>
   func.return
@@ -67,7 +67,7 @@ func.func @zp_then_cast(%a: memref<64x32xi8>, %o: memref<64x32xi32>) {
 func.func @zp_then_lookup(%a: memref<64x32xi8>, %o: memref<64x32xbf16>) {
   %q = fetch.fetch %a : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
   %z = fetch.zp_sub %q, 3 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>
-  // expected-error @+1 {{'fetch.table_lookup' op has no i9 -> bf16 table; there is no table keyed by i9 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); i9 comes out of fetch.zp_sub, the adapter's last stage}}
+  // expected-error @+1 {{'fetch.table_lookup' op has no i9 -> bf16 table; there is no decode table keyed by i9 (tables exist for f4E2M1FN -> f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16); i9 comes out of fetch.zp_sub, the adapter's last stage}}
   %b = fetch.table_lookup %z : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], bf16>
   rngd.commit %b, %o : !fetch.stream<main, [64], [32], bf16>, memref<64x32xbf16>
   func.return

@@ -39,7 +39,6 @@ from fetchc.escape import printable
 from fetchc.seqbin import Program, Table
 from fetchc.target import (
     CAST_CODES,
-    LOOKUP_TABLES,
     TABLE_ENTRIES,
     ElementType,
     ZeroPointRule,
@@ -47,7 +46,8 @@ from fetchc.target import (
 from fetchc.target import numerics
 from fetchc.target.encoding import UINT as _UINT
 from fetchc.target.encoding import to_sim_encoding
-from fetchc.target.record import RecordError, stage_chain
+from fetchc.target import functions
+from fetchc.target.record import RecordError, check_table, stage_chain
 
 __all__ = [
     "SimError",
@@ -103,26 +103,31 @@ class SimError(Exception):
 
 
 def table_entries(table: Table) -> np.ndarray:
-    """The table's 256 stored entries, ``(256,)`` ``uint16`` (from its bytes)."""
+    """The table's stored entries, ``(256,)`` or ``(65536,)`` ``uint16``
+    (from its bytes)."""
     return np.frombuffer(table.entries, dtype="<u2").astype(np.uint16)
 
 
 def table_lookup_bytes(keys: np.ndarray, table: Table) -> np.ndarray:
     """The table-lookup stage through the table's **stored bytes**
-    (hardware.md §2.1, seqbin.md TABLES).
+    (hardware.md §2.1, §2.1b; seqbin.md TABLES).
 
-    ``keys``: ``uint8`` key bytes, any shape.  Paired table: returns shape
-    ``keys.shape + (2,)``, ``[..., 0]`` the even (low-nibble) element and
-    ``[..., 1]`` the odd one, i.e. the entry's low and high byte.  Non-paired:
-    returns ``keys.shape``, the entry's 16 bits.  Values are canonical
-    (``table.out_dtype.np_dtype``).  Raises :class:`SimError` when the table
-    record is not one of the four tables."""
+    ``keys``: the key codes, any shape: ``uint8`` bytes, or for a table keyed
+    by a 16-bit type (``bf16``, ``i16``) the elements' ``uint16`` bit
+    patterns.  Paired table: returns shape ``keys.shape + (2,)``, ``[..., 0]``
+    the even (low-nibble) element and ``[..., 1]`` the odd one, i.e. the
+    entry's low and high byte.  Non-paired: returns ``keys.shape``, the
+    entry's 16 bits.  Values are canonical (``table.out_dtype.np_dtype``).
+    Raises :class:`SimError` when the record breaks a TABLES rule
+    (:func:`fetchc.target.record.check_table`)."""
     src, dst = table.in_dtype, table.out_dtype
-    if LOOKUP_TABLES.get((src, dst)) is None or LOOKUP_TABLES[(src, dst)] != table.paired:
-        raise SimError(f"table {src} -> {dst} (paired={table.paired}) is not one of the hardware's four tables")
-    if len(table.entries) != 2 * TABLE_ENTRIES:
-        raise SimError(f"table {src} -> {dst} holds {len(table.entries)} bytes, not {2 * TABLE_ENTRIES}")
-    e = table_entries(table)[np.asarray(keys, dtype=np.uint8)]
+    try:
+        check_table(src, dst, table.paired, table.function, table.scale, table.zero_point,
+                    entries=len(table.entries) // 2)  # fmt: skip
+    except RecordError as e:
+        raise SimError(f"table {src} -> {dst}: {e.message}") from None
+    width = np.uint16 if functions.key_bytes(src) == 2 and table.function is not None else np.uint8
+    e = table_entries(table)[np.asarray(keys).astype(width, copy=False)]
     if table.paired:
         pair = np.stack([e & 0xFF, e >> 8], axis=-1).astype(np.uint8)
         return pair.view(dst.np_dtype)
@@ -232,6 +237,30 @@ def byte_lut(plan: Plan) -> np.ndarray | None:
     keys = np.arange(TABLE_ENTRIES, dtype=np.uint8)
     try:
         vals = after_lookup(_front(keys, plan), plan)
+    except SimError:
+        return None
+    return np.ascontiguousarray(to_sim_encoding(vals, plan.out_t))
+
+
+def _wide(words: np.ndarray, plan: Plan, lut: np.ndarray | None) -> np.ndarray:
+    """The stage chain on 16-/32-bit DM words, in the sim encoding: through
+    ``lut`` (:func:`word_lut16`) when there is one, else the table (a
+    2-byte-key function table), cast and zero point on the words read."""
+    if lut is not None:
+        return lut[words]
+    vals = words.view(plan.in_t.np_dtype) if plan.table is None else table_lookup_bytes(words, plan.table)
+    return to_sim_encoding(vals if plan.no_stages else after_lookup(vals, plan), plan.out_t)
+
+
+def word_lut16(plan: Plan) -> np.ndarray | None:
+    """For a table keyed by a 16-bit type, the whole stage chain (the
+    file's entries, then the cast) for every ``u16`` key, in the sim
+    encoding: ``(65536,)``.  ``None`` without such a table, or when the chain
+    raises for some key (evaluated on the data read instead)."""
+    if plan.table is None or plan.in_t.bits != 16:
+        return None
+    try:
+        vals = after_lookup(table_lookup_bytes(np.arange(1 << 16, dtype=np.uint16), plan.table), plan)
     except SimError:
         return None
     return np.ascontiguousarray(to_sim_encoding(vals, plan.out_t))
@@ -484,11 +513,11 @@ def execute(
         r = prog.base % size
         units = dm[r : r + ((dm.size - r) // size) * size].view(_UINT[size])
         u0 = (prog.base - r) // size
-        lut = table = None
+        table = None
+        lut = word_lut16(plan)
 
         def finish(words: np.ndarray, dst: np.ndarray) -> None:
-            vals = words.view(plan.in_t.np_dtype)
-            dst[:] = to_sim_encoding(vals if plan.no_stages else after_lookup(vals, plan), plan.out_t)
+            dst[:] = _wide(words, plan, lut)
 
     ents = normalised_entries(prog.limits, prog.strides) or [(1, 1)]
     n_in, s_in = ents[-1]
@@ -650,8 +679,7 @@ def _run_elements(
             keys = units[u0 + offs]
             sel = np.zeros(offs.size, dtype=np.intp)
         if plan.in_t.bits > 8:
-            vals = keys.view(plan.in_t.np_dtype)
-            dst[:] = to_sim_encoding(vals if plan.no_stages else after_lookup(vals, plan), plan.out_t)
+            dst[:] = _wide(keys, plan, lut)
         elif lut is not None:
             dst[:] = lut.reshape(-1)[keys.astype(np.intp) * lut.shape[1] + sel]
         elif plan.no_stages:

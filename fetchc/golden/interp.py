@@ -30,9 +30,11 @@ Op semantics
 * ``fetch.fetch``: ``out[t..., p...] = mem[map(t..., p...)]`` (numpy advanced
   indexing with the map's :func:`~fetchc.dialects.fetch.linear_coefficients`).
 * ``fetch.table_lookup``: **by value**, through ``ml_dtypes``
-  (``values.astype(out)``), which is what the tables were built from; the
-  simulator instead decodes through the stored table bytes, and the tests
-  compare the two.
+  (``values.astype(out)``), which is what the tables were built from; with
+  ``fn``, from the function's definition (:func:`function_values`: numpy
+  decoding and rounding, :func:`fetchc.target.functions.evaluate` for
+  ``f``).  The simulator instead decodes through the stored table bytes,
+  and the tests compare the two.
 * ``fetch.cast``, ``fetch.zp_sub``: the shared stage functions
   :func:`fetchc.golden.sim.cast_values` (RNGD float semantics,
   hardware.md §2.2a) / :func:`fetchc.golden.sim.zp_sub_values`.
@@ -112,7 +114,7 @@ from fetchc.golden import rngd_ops
 from fetchc.golden.engine import SimError, cast_values, check_read_bounds, zp_sub_values
 from fetchc.golden.sim import simulate_program
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
-from fetchc.target import ElementType, numerics
+from fetchc.target import ElementType, functions, numerics
 
 __all__ = [
     "InterpError",
@@ -122,6 +124,7 @@ __all__ = [
     "fetch_bases",
     "fetch_indices",
     "lookup_values",
+    "function_values",
     "e8m0_to_f32",
     "dequant_rngd",
     "flatten_in_layout",
@@ -194,6 +197,38 @@ def lookup_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.
     if values.dtype != src.np_dtype:
         raise SimError(f"the {src} -> {dst} lookup got values of {values.dtype}, not {src.np_dtype}")
     return values.astype(dst.np_dtype)
+
+
+def function_values(
+    values: np.ndarray, src: ElementType, fn: str, scale: float = 1.0, zero_point: int = 0
+) -> np.ndarray:
+    """A function table's lookup **by value** (hardware.md §2.1b), computed
+    here from the definitions (:func:`fetchc.target.functions.evaluate`),
+    not from the baked entries: canonical ``src`` values decoded with numpy
+    / ml_dtypes (a bf16 subnormal reads as a zero of its sign by RNGD's
+    ``bf16 → f32`` cast, NaN keys give NaN; integer keys ``(k - zero_point)
+    * scale`` in float64), ``f`` per distinct value, numpy's round to
+    nearest even to ``f32``, then RNGD's ``f32 → bf16`` cast (FTZ, NaN
+    ``0x7FC0``).  Returns canonical bf16 values, same shape.  Raises
+    :class:`fetchc.golden.sim.SimError` for a key type of no function table
+    or a wrong dtype."""
+    if not functions.is_function_key(src):
+        raise SimError(f"no function table is keyed by {src}")
+    values = np.asarray(values)
+    if values.dtype != src.np_dtype:
+        raise SimError(f"the {fn} lookup got values of {values.dtype}, not {src.np_dtype}")
+    if src == target.BF16:
+        x = numerics.cast(values, target.BF16, target.F32).astype(np.float64)
+    elif src.is_float:
+        x = values.astype(np.float64)
+    else:
+        x = (values.astype(np.int64) - zero_point) * float(np.float32(scale))
+    uniq, inverse = np.unique(np.ascontiguousarray(x).view(np.uint64), return_inverse=True)  # by bits: -0 is not +0
+    f = np.array([functions.evaluate(fn, float(v)) for v in uniq.view(np.float64)], dtype=np.float64)
+    f = f[inverse.reshape(x.shape)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        f32 = f.astype(np.float32)
+    return numerics.cast(f32, target.F32, target.BF16)
 
 
 def e8m0_to_f32(values: np.ndarray) -> np.ndarray:
@@ -339,6 +374,9 @@ class FetchcFunctions(InterpreterFunctions):
     @impl(TableLookupOp)
     def run_table_lookup(self, interpreter: Interpreter, op: TableLookupOp, args: tuple[Any, ...]):
         s, d = _elem(op.in_type.element_type, op.name), _elem(op.out_type.element_type, op.name)
+        if op.function is not None:
+            out = function_values(args[0], s, op.function, op.scale_value, op.zero_point_value)
+            return (_stream(out, op.out_type, op.name),)
         return (_stream(lookup_values(args[0], s, d), op.out_type, op.name),)
 
     @impl(CastOp)

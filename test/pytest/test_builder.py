@@ -162,8 +162,26 @@ def build_transpose_nchw_to_whcn():
     return mb.finish()
 
 
+def build_gelu_f8e4m3_activations():
+    mb = ModuleBuilder()
+    k = mb.kernel("gelu", act=memref([64, 1024], "f8E4M3FN"), out=memref([64, 1024], "f32"))
+    act, out = k.args
+    k.fetch_rows(act, packet=32).lookup(fn="gelu").cast("f32").commit(out)
+    return mb.finish()
+
+
+def build_int8_silu_dequant():
+    mb = ModuleBuilder()
+    k = mb.kernel("silu_dequant", q=memref([128, 256], "i8"), out=memref([128, 256], "bf16"))
+    q, out = k.args
+    k.fetch_rows(q, packet=64).lookup(fn="silu", scale=0.03125, zero_point=-12).commit(out)
+    return mb.finish()
+
+
 EXAMPLES = {
     "f8e5m2_to_bf16_activations": build_f8e5m2_to_bf16_activations,
+    "gelu_f8e4m3_activations": build_gelu_f8e4m3_activations,
+    "int8_silu_dequant": build_int8_silu_dequant,
     "int8_zero_point_contract": build_int8_zero_point_contract,
     "mxfp4_dequant_f32": build_mxfp4_dequant_f32,
     "nvfp4_dequant_f32": build_nvfp4_dequant_f32,

@@ -250,6 +250,62 @@ func.func @f(%w: memref<4x32xf4E2M1FN>, %bs: memref<4x1xf8E8M0FNU>, %o: memref<4
   rngd.commit %d, %o : !fetch.stream<main, [4], [32], f32>, memref<4x32xf32>
   func.return
 }""",
+    # function tables (hardware.md §2.1b): every key type, 2-byte keys on the row and the element paths
+    "gelu_f8e4m3_widened": f"""
+func.func @f(%a: memref<4x16xf8E4M3FN>, %o: memref<4x16xf32>) {{
+  %s = fetch.fetch %a : memref<4x16xf8E4M3FN> -> {_s('f8E4M3FN')}
+  %g = fetch.table_lookup %s {{fn = "gelu"}} : {_s('f8E4M3FN')} -> {_s('bf16')}
+  %c = fetch.cast %g : {_s('bf16')} -> {_s('f32')}
+  rngd.commit %c, %o : {_s('f32')}, memref<4x16xf32>
+  func.return
+}}""",
+    "silu_i8_zero_point": f"""
+func.func @f(%a: memref<4x16xi8>, %o: memref<4x16xbf16>) {{
+  %s = fetch.fetch %a : memref<4x16xi8> -> {_s('i8')}
+  %g = fetch.table_lookup %s {{fn = "silu", scale = 0.0625 : f32, zero_point = -3 : i32}} : {_s('i8')} -> {_s('bf16')}
+  rngd.commit %g, %o : {_s('bf16')}, memref<4x16xbf16>
+  func.return
+}}""",
+    "gelu_tanh_f8e5m2": f"""
+func.func @f(%a: memref<4x16xf8E5M2>, %o: memref<4x16xbf16>) {{
+  %s = fetch.fetch %a : memref<4x16xf8E5M2> -> {_s('f8E5M2')}
+  %g = fetch.table_lookup %s {{fn = "gelu_tanh"}} : {_s('f8E5M2')} -> {_s('bf16')}
+  rngd.commit %g, %o : {_s('bf16')}, memref<4x16xbf16>
+  func.return
+}}""",
+    "sigmoid_bf16_rows": f"""
+func.func @f(%a: memref<4x16xbf16>, %o: memref<4x16xf32>) {{
+  %s = fetch.fetch %a : memref<4x16xbf16> -> {_s('bf16')}
+  %g = fetch.table_lookup %s {{fn = "sigmoid"}} : {_s('bf16')} -> {_s('bf16')}
+  %c = fetch.cast %g : {_s('bf16')} -> {_s('f32')}
+  rngd.commit %c, %o : {_s('f32')}, memref<4x16xf32>
+  func.return
+}}""",
+    "tanh_bf16_reversed_elements": """
+func.func @f(%a: memref<8x8xbf16>, %o: memref<64xbf16>) {
+  %s = fetch.fetch %a {base = 8 : i64, map = affine_map<(t0, t1, p) -> (7 - t1, 7 - t0 + p)>} : memref<8x8xbf16> -> !fetch.stream<main, [8, 8], [1], bf16>
+  %g = fetch.table_lookup %s {fn = "tanh"} : !fetch.stream<main, [8, 8], [1], bf16> -> !fetch.stream<main, [8, 8], [1], bf16>
+  rngd.commit %g, %o : !fetch.stream<main, [8, 8], [1], bf16>, memref<64xbf16>
+  func.return
+}""",
+    "exp_i16_scaled_widened": f"""
+func.func @f(%a: memref<4x16xi16>, %o: memref<4x16xf32>) {{
+  %s = fetch.fetch %a : memref<4x16xi16> -> {_s('i16')}
+  %g = fetch.table_lookup %s {{fn = "exp", scale = 1.0e-03 : f32, zero_point = 100 : i32}} : {_s('i16')} -> {_s('bf16')}
+  %c = fetch.cast %g : {_s('bf16')} -> {_s('f32')}
+  rngd.commit %c, %o : {_s('f32')}, memref<4x16xf32>
+  func.return
+}}""",
+    "relu_and_identity_i16_two_tables": f"""
+func.func @f(%a: memref<4x16xi16>, %b: memref<4x16xi16>, %o: memref<4x16xbf16>, %p: memref<4x16xbf16>) {{
+  %s = fetch.fetch %a : memref<4x16xi16> -> {_s('i16')}
+  %g = fetch.table_lookup %s {{fn = "relu", scale = 3.5 : f32}} : {_s('i16')} -> {_s('bf16')}
+  rngd.commit %g, %o : {_s('bf16')}, memref<4x16xbf16>
+  %t = fetch.fetch %b : memref<4x16xi16> -> {_s('i16')}
+  %h = fetch.table_lookup %t {{fn = "identity", scale = 1.0e+30 : f32, zero_point = -32768 : i32}} : {_s('i16')} -> {_s('bf16')}
+  rngd.commit %h, %p : {_s('bf16')}, memref<4x16xbf16>
+  func.return
+}}""",
 }
 
 

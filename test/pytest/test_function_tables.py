@@ -1,107 +1,28 @@
 """Function tables (hardware.md §2.1b) against an independent reference.
 
 Every entry of every function × key type, with a spread of scales and zero
-points for the integer keys, is recomputed here with numpy, ``math`` and
-ml_dtypes and the spec's rules (key decoding, float64 evaluation, round to
-nearest even to f32 then to bf16, FTZ, canonical NaN, the ±inf limits), and
-compared bit for bit (NaN bits included) with
-``fetchc.target.functions.function_entries``.  Nothing of fetchc is used to
-build the reference.
+points for the integer keys, is recomputed with numpy, ``math`` and
+ml_dtypes and the spec's rules (``test/support/fnref.py``: key decoding,
+float64 evaluation, round to nearest even to f32 then to bf16, FTZ,
+canonical NaN, the ±inf limits), and compared bit for bit (NaN bits
+included) with ``fetchc.target.functions.function_entries``.  Nothing of
+fetchc is used to build the reference.
 """
 
 from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 
+import fnref
 from fetchc.target import BF16, F8E4M3FN, F8E5M2, I8, I16, functions
 
-SQRT2 = math.sqrt(2.0)
-C = math.sqrt(2.0 / math.pi)
-
-# hardware.md §2.1b: f(-inf), f(+inf)
-LIMITS = {
-    "identity": (-np.inf, np.inf),
-    "relu": (0.0, np.inf),
-    "gelu": (-0.0, np.inf),
-    "gelu_tanh": (-0.0, np.inf),
-    "sigmoid": (0.0, 1.0),
-    "silu": (-0.0, np.inf),
-    "tanh": (-1.0, 1.0),
-    "exp": (0.0, np.inf),
-}
-CODES = {"identity": 1, "relu": 2, "gelu": 3, "gelu_tanh": 4, "sigmoid": 5, "silu": 6, "tanh": 7, "exp": 8}
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
-
-
-def ref_f(fn: str, x: np.ndarray) -> np.ndarray:
-    """float64 f(x) for finite x, written without the textbook formulas'
-    overflow and cancellation (1 + erf(y) = erfc(-y) in the negative tail,
-    1 + tanh(z) = 2 / (1 + exp(-2z)) there)."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if fn == "identity":
-            return x.copy()
-        if fn == "relu":
-            return np.where(x > 0, x, 0.0)
-        if fn == "gelu":
-            y = x / SQRT2
-            return np.where(x > -3, 0.5 * x * (1 + _erf(y)), 0.5 * x * _erfc(-y))
-        if fn == "gelu_tanh":
-            z = C * (x + 0.044715 * x**3)
-            return np.where(z > -0.5, 0.5 * x * (1 + np.tanh(z)), x / (1 + np.exp(-2 * z)))
-        if fn == "sigmoid":
-            return 1 / (1 + np.exp(-x))
-        if fn == "silu":
-            return x / (1 + np.exp(-x))
-        if fn == "tanh":
-            return np.tanh(x)
-        if fn == "exp":
-            return np.exp(x)
-    raise AssertionError(fn)
-
-
-def ref_bf16(v: np.ndarray) -> np.ndarray:
-    """bf16(f32(v)) with RNGD's f32 -> bf16 rules, as uint16 bits."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = v.astype(np.float32)
-    u = f.view(np.uint32)
-    out = f.astype(ml_dtypes.bfloat16).view(np.uint16).copy()
-    sub = (u & 0x7F800000) == 0
-    out[sub] = ((u[sub] >> 16) & 0x8000).astype(np.uint16)  # subnormal or zero: a zero of its sign
-    out[np.isnan(f)] = 0x7FC0
-    return out
-
-
-def ref_keys(key: str, scale: float, zp: int) -> np.ndarray:
-    if key == "f8E4M3FN":
-        return np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
-    if key == "f8E5M2":
-        return np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2).astype(np.float64)
-    if key == "bf16":
-        with np.errstate(invalid="ignore"):
-            x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
-        sub = (np.abs(x) < 2.0**-126) & (x != 0)
-        x[sub] = np.copysign(0.0, x[sub])  # a subnormal key reads as a zero of its sign
-        return x
-    ints = {"i8": (np.uint8, np.int8), "i16": (np.uint16, np.int16)}[key]
-    k = np.arange(256 if key == "i8" else 65536).astype(ints[0]).view(ints[1]).astype(np.float64)
-    return (k - zp) * float(np.float32(scale))
-
-
-def ref_table(fn: str, key: str, scale: float = 1.0, zp: int = 0) -> np.ndarray:
-    x = ref_keys(key, scale, zp)
-    finite = np.isfinite(x)
-    v = np.full(x.shape, np.nan)
-    v[finite] = ref_f(fn, x[finite])
-    lo, hi = LIMITS[fn]
-    v[x == -np.inf] = lo
-    v[x == np.inf] = hi
-    return ref_bf16(v)
+C = fnref.C
+LIMITS = fnref.LIMITS
+CODES = fnref.CODES
+ref_table = fnref.table
 
 
 def ours(fn: str, key: str, scale: float = 1.0, zp: int = 0) -> np.ndarray:

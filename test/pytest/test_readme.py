@@ -94,7 +94,7 @@ def test_run_command_example(tmp_path):
 
     text = (ROOT / "README.md").read_text()
     (block,) = [
-        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "fetchc run examples" in b and "pip install" not in b
+        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "fetchc run examples/nvfp4" in b and "pip install" not in b
     ]
     lines = [ln for ln in block.splitlines() if ln.strip()]
     assert len(lines) == 3
@@ -112,3 +112,37 @@ def test_run_command_example(tmp_path):
     out = np.load(tmp_path / "out.npz")["out"]
     want = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32) * np.float32(0.5)
     assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
+def test_function_table_example(tmp_path):
+    """The README's function-table commands (``fetchc run`` on
+    examples/gelu_f8e4m3_activations.mlir against numpy's
+    ``0.5·x·(1 + erf(x/√2))``) run as written and print what the comment
+    says; the output is checked here too: every element is the numpy value
+    rounded to f32 then to bf16 (no input is a NaN or reaches a tail)."""
+    import math
+    import shlex
+    import subprocess
+    import sys
+
+    import ml_dtypes
+    import numpy as np
+
+    text = (ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "gelu_f8e4m3_activations" in b]
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 3
+    printed_comment = lines[2].split("#", 1)[1].strip()
+    for ln in lines:
+        argv = shlex.split(ln, comments=True)
+        assert argv[0] in (".venv/bin/python", ".venv/bin/fetchc"), argv[0]
+        argv = [sys.executable, *(["-m", "fetchc.cli"] if argv[0].endswith("fetchc") else []), *argv[1:]]
+        argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
+        r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == printed_comment
+    x = np.load(tmp_path / "act.npy").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    ref = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    want = ref.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+    out = np.load(tmp_path / "gelu.npz")["out"]
+    assert out.dtype == np.float32 and np.array_equal(out.view(np.uint32), want.view(np.uint32))

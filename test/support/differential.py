@@ -17,7 +17,8 @@ NaN, ±inf, subnormals wherever the type has them):
    ``fetchc.target.numerics``: addresses from the memref layout and the map
    (coefficients obtained by evaluating the map on unit vectors), nibbles
    unpacked low-first, table lookups as ``ml_dtypes`` value conversions (NaN
-   keys give the quiet NaN of their sign, seqbin.md TABLES), casts by the
+   keys give the quiet NaN of their sign, seqbin.md TABLES), function tables
+   by :mod:`fnref` (hardware.md §2.1b), casts by the
    rules of hardware.md §2.2a written out here (:func:`rngd_cast`: ``bf16``
    subnormals flush to a zero of their sign, NaNs become ``0x7FC00000`` /
    ``0x7FC0``, ``f8E5M2`` NaNs keep their sign, ``f32 -> bf16`` by integer
@@ -109,6 +110,7 @@ from xdsl.ir.affine import AffineMap
 
 import fetchc
 import fetchc.golden.interp
+import fnref
 from fetchc import seqbin
 from fetchc.frontend.context import all_passes, make_context
 from fetchc.diagnostics import render_all, verify_module
@@ -630,7 +632,15 @@ class _Reference:
     def convert(self, op, ins) -> None:
         s = ename(op.operands[0].type.element_type)
         d = ename(op.results[0].type.element_type)
-        self.env[op.results[0]] = val = convert_values(ins[0], s, d)
+        if "fn" in op.properties:  # a function table: hardware.md §2.1b, by fnref
+            props = op.properties
+            scale = props["scale"].value.data if "scale" in props else 1.0
+            zp = props["zero_point"].value.data if "zero_point" in props else 0
+            x = fnref.key_values(ins[0], s, scale, zp)
+            val = fnref.apply(props["fn"].data, x).view(ml_dtypes.bfloat16)
+        else:
+            val = convert_values(ins[0], s, d)
+        self.env[op.results[0]] = val
         if op.operands[0] in self.prog_val:
             self.set_program(op.results[0], val)
 
@@ -764,7 +774,8 @@ def contiguous_run(ents: list[tuple[int, int]]) -> int:
 def register_block(*, ctx, elem, out, base, shape, strides, offset, coeffs, consts, time, packet, stages,
                    pinned=None) -> dict:
     """The PROGRAMS fields of one fetch.  ``stages``: ``[(kind, src, dst, zp)]``
-    in hardware order (kind ``lookup`` / ``cast`` / ``zp``).  Raises
+    in hardware order (kind ``lookup`` / ``cast`` / ``zp``; for ``lookup``
+    the last item is the function's name, ``None`` for a decode table).  Raises
     :class:`SpecViolation` for a fetch the sequencer cannot run."""
     bits = BITS[elem]
     dims = list(time) + list(packet)
@@ -810,6 +821,7 @@ def register_block(*, ctx, elem, out, base, shape, strides, offset, coeffs, cons
         strides=tuple(s_ for _, s_ in ents),
         stages=sum({"lookup": 1, "cast": 2, "zp": 4}[k] for k, *_ in stages),
         table=next(((a, b) for k, a, b, _ in stages if k == "lookup"), None),
+        table_function=next((f for k, _, _, f in stages if k == "lookup"), None),
         type_conversion=None if cast is None else CAST_CODE[cast],
         zero_point0=zp or 0,
         num_zero_points=0 if zp is None else 1,
@@ -888,6 +900,8 @@ def expected_programs(module, fn: str, bases: dict[int, int]) -> dict[str, dict]
             d = ename(u.results[0].type.element_type)
             if u.name == "fetch.zp_sub":
                 stages.append(("zp", t, d, u.properties["zero_point"].value.data))
+            elif u.name == "fetch.table_lookup" and "fn" in u.properties:  # a function table (§2.1b)
+                stages.append(("lookup", t, d, u.properties["fn"].data))
             else:
                 stages += conversion_stages(t, d)
             v, t = u.results[0], d
@@ -903,8 +917,9 @@ def check_register_blocks(sb: seqbin.SeqBin, mine, expected: dict[str, dict]) ->
     within the hardware's limits."""
     for p in mine:
         want = expected[p.name]
-        got = {f: getattr(p, f) for f in want}
+        got = {f: getattr(p, f, None) for f in want}
         got["in_dtype"], got["out_dtype"] = p.in_dtype.name, p.out_dtype.name
+        got["table_function"] = None if p.table is None else sb.tables[p.table].function
         got["limits"], got["strides"] = tuple(p.limits), tuple(p.strides)
         got["table"] = None if p.table is None else (sb.tables[p.table].in_dtype.name, sb.tables[p.table].out_dtype.name)
         diff = {f: (got[f], want[f]) for f in want if got[f] != want[f]}
@@ -1118,8 +1133,9 @@ def check_file_order(sb: seqbin.SeqBin, module) -> None:
         if p.table is not None and p.table not in used:
             used.append(p.table)
     assert used == list(range(len(sb.tables))), f"tables used in the order {used}"
-    pairs = [(t.in_dtype, t.out_dtype) for t in sb.tables]
-    assert len(set(pairs)) == len(pairs), f"duplicate tables {pairs}"
+    # Equal tables are stored once: the same pair, function, scale and zero point (hardware.md §2.1b).
+    keys = [(t.in_dtype.name, t.out_dtype.name, t.function, t.scale, t.zero_point) for t in sb.tables]
+    assert len(set(keys)) == len(keys), f"duplicate tables {keys}"
 
 
 def check_programs_against_reference(mine, got, ref: Outcome) -> None:

@@ -35,7 +35,9 @@ Each chain is
   left out (the default map);
 * a **stage chain**: none, ``fetch.table_lookup``, ``fetch.cast``, lookup +
   cast, ``fetch.convert`` (every legal pair, identity included), a lookup or
-  convert followed by a further stage, ``fetch.zp_sub``, or ``fetch.dequant``
+  convert followed by a further stage, a function table (``fn``, with a
+  scale and zero point on integer keys; hardware.md §2.1b) maybe widened to
+  ``f32``, ``fetch.zp_sub``, or ``fetch.dequant``
   (NVFP4 / MXFP4 with a block-aligned layout, its scale memref at its own
   ``scale_base``, the tensor scale an ``f32`` argument or an
   ``arith.constant``);
@@ -73,6 +75,11 @@ LOOKUPS = [("f4E2M1FN", "f8E4M3FN"), ("f4E2M1FN", "f8E5M2"), ("f8E4M3FN", "bf16"
 CASTS = [("i4", "i32"), ("i8", "i32"), ("i16", "i32"), ("f8E4M3FN", "f32"), ("f8E5M2", "f32"), ("bf16", "f32"),
          ("f32", "bf16")]  # fmt: skip
 CONVERTS = [(t, t) for t in STORABLE] + LOOKUPS + CASTS + [("f4E2M1FN", "f32")]
+FUNCTION_KEYS = ["f8E4M3FN", "f8E5M2", "i8", "bf16", "i16"]
+FUNCTIONS = ["identity", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "tanh", "exp"]
+FUNCTION_SCALES = ["0.0625", "0.1", "3.5", "1.0e-03", "1.0e+30", "1.17549435e-38", "-2.0"]
+ZERO_POINT_RANGE = {"i8": (-128, 127), "i16": (-32768, 32767)}
+"""Function tables (hardware.md §2.1b): key types, functions, scales, zero-point ranges."""
 ZERO_POINTS = {"i4": (-8, 7), "i8": (-128, 127)}
 ZP_RESULT = {"i4": "i5", "i8": "i9"}
 BLOCK = {"nvfp4": 16, "mxfp4": 32}
@@ -245,7 +252,7 @@ class Chain:
     map: str | None = None  # None: the default (identity) map
     base: int | str | None = "0"  # None: no base property
     read_size: int | str | None = None
-    stages: list = field(default_factory=list)  # [op, out_elem, zero point or None]
+    stages: list = field(default_factory=list)  # [op, out_elem, zero point / a lookup's "{fn = ...}" / None]
     stage_stream: dict = field(default_factory=dict)  # stage index -> (ctx, time, packet) override
     dequant: Dequant | None = None
     engines: list[str] = field(default_factory=list)  # rngd.switch / rngd.collect
@@ -436,7 +443,7 @@ def render_chain(c: Chain, k: int, index: dict[int, int], weights: set[int], out
         if i in c.stage_stream:
             ctx, time, packet = c.stage_stream[i]
         out_t = stream_t(ctx, time, packet, dst)
-        extra = f", {zp}" if op == "fetch.zp_sub" else ""
+        extra = f", {zp}" if op == "fetch.zp_sub" else (f" {zp}" if isinstance(zp, str) else "")
         out.body.append(f"%s{k}_{i + 1} = {op} {cur}{extra} : {cur_t} -> {out_t}")
         cur, cur_t, elem = f"%s{k}_{i + 1}", out_t, dst
     if c.dequant is not None:
@@ -755,7 +762,7 @@ class Generator:
 
     # -- chains ------------------------------------------------------------
 
-    KINDS = ["plain", "lookup", "cast", "lookup_cast", "convert", "convert_then", "zp", "dequant"]
+    KINDS = ["plain", "lookup", "cast", "lookup_cast", "convert", "convert_then", "zp", "dequant", "function"]
 
     def chains(self) -> list[Chain]:
         """One chain of a random kind, after the weights chain it contracts
@@ -784,6 +791,9 @@ class Generator:
         elif kind == "convert":
             src, dst = ch.choice(CONVERTS)
             stages = [("fetch.convert", src, dst)]
+        elif kind == "function":  # a function table (hardware.md §2.1b), then maybe widened to f32
+            src = ch.choice(FUNCTION_KEYS)
+            stages = [("fetch.table_lookup", src, "bf16")] + ([("fetch.cast", "bf16", "f32")] if ch.boolean() else [])
         else:  # a lookup or convert followed by a further stage, legal together
             src, mid = ch.choice(LOOKUPS)
             first = ch.choice(["fetch.table_lookup", "fetch.convert"])
@@ -798,9 +808,25 @@ class Generator:
         acc = self.access(src, ctx, cast_bytes=BITS[casts[0]] // 8 if casts else None)
         c = self.fetch(src, ctx, acc)
         c.stages = [[op, d, None] for op, _, d in stages]
+        if kind == "function":
+            c.stages[0][2] = self.function_attrs(src)
         elem = stages[-1][2] if stages else src
         c.summary = f"{kind} {src}->{elem} {ctx} time {acc.time} packet {acc.packet}"
         return self.consume(c, ctx, acc.time, acc.packet, elem)
+
+    def function_attrs(self, key: str) -> str:
+        """The ``{fn = ..., scale = ..., zero_point = ...}`` of a function
+        table keyed by ``key`` (scale and zero point on integer keys only,
+        sometimes at the edges of their ranges)."""
+        ch = self.ch
+        parts = [f'fn = "{ch.choice(FUNCTIONS)}"']
+        if key in ZERO_POINT_RANGE:
+            lo, hi = ZERO_POINT_RANGE[key]
+            if ch.boolean():
+                parts.append(f"scale = {ch.choice(FUNCTION_SCALES)} : f32")
+            if ch.boolean():
+                parts.append(f"zero_point = {ch.choice([0, lo, hi, ch.integer(lo, hi)])} : i32")
+        return "{" + ", ".join(parts) + "}"
 
     def weights(self) -> Chain:
         """TRF weights: any plain fetch, to ``rngd.to_trf``."""

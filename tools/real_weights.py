@@ -408,14 +408,16 @@ def _fix_crc(data: bytearray) -> bytes:
 
 def _paired_table_entries_offset(seq_bin: bytes) -> int:
     """Byte offset of the 512 entry bytes of the (only) paired
-    f4E2M1FN -> f8E4M3FN table (seqbin.md TABLES: 8-byte record header, then
-    256 little-endian u16 entries)."""
+    f4E2M1FN -> f8E4M3FN table (seqbin.md TABLES: a 24-byte record header in
+    1.2, 8 bytes in 1.0 / 1.1, then 256 little-endian u16 entries; every
+    record before it is a 1-byte-key table of the same size)."""
     sb, info = read_info(seq_bin)
     (tables,) = [s for s in info.sections if s.kind_name == "TABLES"]
     idx = [i for i, t in enumerate(sb.tables) if t.paired and t.in_dtype.name == "f4E2M1FN"]
     if len(idx) != 1:
         raise RuntimeError(f"expected one paired f4E2M1FN table, found {len(idx)}")
-    return tables.offset + idx[0] * (8 + 512) + 8
+    head = 8 if info.version_minor < 2 else 24  # seqbin.md: 1.0 / 1.1 headers are 8 bytes, 1.2's 24
+    return tables.offset + idx[0] * (head + 512) + head
 
 
 def seqbin_nibbles_swapped(seq_bin: bytes) -> bytes:

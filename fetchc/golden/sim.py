@@ -27,7 +27,9 @@ What one program does (:func:`simulate_program`)
   so this is exactly "one lookup decodes two elements"; for a hand-made file
   that starts a packet on an odd element it is the natural generalisation.)
   Non-paired (8-bit input): key = the element's byte, entry = the ``bf16``
-  bits.
+  bits.  A function table keyed by a 16-bit type (``bf16``, ``i16``;
+  hardware.md §2.1b): key = the element's ``u16`` bit pattern, 65536
+  entries.
 * **Type cast** per code (:data:`fetchc.target.CAST_CODES`) with RNGD's
   float semantics (hardware.md §2.2a, :mod:`fetchc.target.numerics`):
   integers sign-extend to ``i32``; ``f8E4M3FN`` / ``f8E5M2`` / ``bf16``

@@ -9,12 +9,12 @@ One ``label: value`` per line, fixed labels, two-space indentation under each
 table/program/kernel; horizontal alignment padding of the table grids may
 vary (FileCheck ignores it)::
 
-    seq.bin version 1.1, 1104 bytes, crc32 0x1234abcd
+    seq.bin version 1.2, 1120 bytes, crc32 0x1234abcd
     sections: 4
-    section TABLES: offset 96, size 520, count 1
-    section PROGRAMS: offset 616, size 128, count 1
-    section STRINGS: offset 744, size 9, count 1
-    section MANIFEST: offset 760, size 344, count 1
+    section TABLES: offset 96, size 536, count 1
+    section PROGRAMS: offset 632, size 128, count 1
+    section STRINGS: offset 760, size 9, count 1
+    section MANIFEST: offset 776, size 344, count 1
     tables: 1
     table 0: f4E2M1FN -> f8E4M3FN, paired
       layout: row = high nibble, column = low nibble, cell = (lo,hi)
@@ -29,12 +29,12 @@ vary (FileCheck ignores it)::
       base: 0x60000 (393216)
       sequencer: [65536 : 1] : 16
       fetch_size: 4
-      words_per_packet: 2
       stages: table_lookup, type_conversion
       table: 0
       type_conversion: 3 (f8E4M3FN -> f32)
       zero_point: off
       flit_count: 2
+      words_per_packet: 2
       kernel: decode
       tensor: w (arg 0)
       stream: time [4096] packet [16]
@@ -58,6 +58,16 @@ vary (FileCheck ignores it)::
 
 * A non-paired table's header line ends in ``non-paired`` and its layout line
   reads ``layout: key = row * 16 + column``; each cell is one decoded value.
+* A function table (seqbin.md 1.2): ``table N: <function>, <key> -> bf16``,
+  then one ``name: value`` line per TABLES header field of
+  :data:`~fetchc.seqbin.fields.TABLE_LAYOUT` (``function: gelu (3)``,
+  ``entries``, ``scale``, ``zero_point``, ...), then the 256 values as a
+  grid, or for a 65536-entry table ``sample: f(-2) = ..., f(2) = ...`` (the
+  five keys around zero) and ``(all entries: fetchc dis --json)``.
+* Program lines follow :data:`~fetchc.seqbin.fields.PROGRAM_LAYOUT`, one per
+  field in record order; ``sequencer`` stands for ``packet_size``,
+  ``num_entries``, ``limits`` and ``strides``, ``zero_point`` for the three
+  zero-point words.
 * A table whose entries differ from ``target.lookup_table`` gets
   `` (entries differ from the reference conversion)`` at the end of its header
   line.
@@ -85,8 +95,10 @@ vary (FileCheck ignores it)::
   controls as ``\\x9b``, bidi overrides as ``\\u202e``).
 
 JSON (:func:`to_json`): ``version``, ``file_size``, ``crc32``, ``sections``,
-``tables``, ``programs`` (every record field), then ``manifest``: the
-MANIFEST document as stored (keys sorted), or ``null``.
+``tables`` (every header field by the field table, ``matches_reference``,
+``entries`` as integers), ``programs`` (every record field by the field
+table), then ``manifest``: the MANIFEST document as stored (keys sorted), or
+``null``.
 """
 
 from __future__ import annotations

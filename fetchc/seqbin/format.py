@@ -1,6 +1,6 @@
 """``seq.bin``: format constants and the content model.
 
-Spec: ``seqbin.md`` (the whole binary format, version 1.1), ``hardware.md``
+Spec: ``seqbin.md`` (the whole binary format, version 1.2), ``hardware.md``
 §2-3 (the rules a record must satisfy: :mod:`fetchc.target.record`) and §5
 (register names).  Every hardware fact comes from :mod:`fetchc.target`.
 

@@ -118,7 +118,8 @@ def test_compile_alias_redefined_between_calls():
 @pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.mlir")), ids=lambda p: p.stem)
 def test_compile_every_example(path):
     r = fetchc.compile(path.read_text(), filename=str(path))
-    assert r.programs and all(p.name.startswith(("stage_weight/", "dequant_", "decode_", "gemm_i8/", "nchw_", "tile_"))
+    assert r.programs and all(p.name.startswith(("stage_weight/", "dequant_", "decode_", "gemm_i8/", "nchw_", "tile_", "gelu/",
+                                                          "silu_dequant/"))
                               for p in r.programs)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import fetchc
+import fnref
 from fetchc.cli import main
 from fetchc.diagnostics import DiagnosticError
 from fetchc.golden.inputs import InputError
@@ -310,9 +311,31 @@ def test_example_int8_zero_point_contract_is_a_located_error():
     assert diag.notes[0].loc is not None and diag.notes[0].loc[1] == 47  # the contract_outer's line
 
 
+def test_example_gelu_f8e4m3_activations():
+    """Every f8E4M3FN key (NaNs included) through the GeLU table and the
+    bf16 -> f32 cast, against fnref (hardware.md §2.1b) and the §2.2a cast."""
+    act = np.random.default_rng(14).integers(0, 256, (64, 1024), dtype=np.uint8)
+    act[0, :256] = np.arange(256)
+    out = fetchc.run(example("gelu_f8e4m3_activations.mlir"), act=act.view(ml_dtypes.float8_e4m3fn))
+    bf = fnref.apply("gelu", fnref.key_values(act.view(ml_dtypes.float8_e4m3fn), "f8E4M3FN"))
+    want = (bf.astype(np.uint32) << 16).view(np.float32)  # bf16 -> f32 is exact (no subnormal bf16 here)
+    assert_bits(out["out"], want)
+    assert out["out"].view(np.uint32)[0, 0x7F] == 0x7FC00000  # a NaN key: 0x7FC0, widened
+
+
+def test_example_int8_silu_dequant():
+    q = np.random.default_rng(15).integers(-128, 128, (128, 256), dtype=np.int8)
+    q[0] = np.arange(-128, 128)
+    out = fetchc.run(example("int8_silu_dequant.mlir"), q=q)
+    want = fnref.apply("silu", fnref.key_values(q, "i8", 0.03125, -12))
+    assert_bits(out["out"], want)
+    assert out["out"][0, -12 + 128] == 0  # x = 0: +0
+
+
 def test_every_example_is_covered():
     tested = {"nvfp4_dequant_f32", "mxfp4_dequant_f32", "f8e5m2_to_bf16_activations", "nvfp4_weight_decode_stotrf",
-              "tiling_read", "transpose_nchw_to_whcn", "int8_zero_point_contract"}  # fmt: skip
+              "tiling_read", "transpose_nchw_to_whcn", "int8_zero_point_contract", "gelu_f8e4m3_activations",
+              "int8_silu_dequant"}  # fmt: skip
     assert {p.stem for p in EXAMPLES.glob("*.mlir")} == tested
 
 

@@ -16,7 +16,7 @@ import zlib
 import pytest
 
 from fetchc.seqbin import Program, SeqBin, SeqBinError, Table, disassemble, read, read_info, to_json, write
-from fetchc.target import BF16, F8E4M3FN, I8, I16, F32
+from fetchc.target import BF16, F8E4M3FN, I8, I16
 
 CODE = {"i8": 2, "i16": 3, "i32": 4, "f4E2M1FN": 7, "f8E4M3FN": 8, "f8E5M2": 9, "bf16": 10, "f32": 11}
 FN = {"identity": 1, "relu": 2, "gelu": 3, "gelu_tanh": 4, "sigmoid": 5, "silu": 6, "tanh": 7, "exp": 8}

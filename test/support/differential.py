@@ -1353,6 +1353,16 @@ def check_decodes(module, fn: str, args: list, out: Outcome) -> int:
                 g = args[mem_of[gv]] if gv in mem_of else np.float32(gv.owner.properties["value"].value.data)
             want = fp4_decode(raw, sraw, fmt, g, tuple(mt.get_shape()))
             assert_same(got, want.reshape(got.shape), f"@{fn}: {fmt} decode (g = {g}) vs the hand-written formula")
+        elif stages and "fn" in stages[0].properties and len(stages) <= 2:  # a function table, maybe widened
+            s = ename(mt.element_type)
+            props = stages[0].properties
+            vals = raw.view(NP_DTYPE[s]).reshape(tuple(mt.get_shape()))
+            x = fnref.key_values(vals, s, props["scale"].value.data if "scale" in props else 1.0,
+                                 props["zero_point"].value.data if "zero_point" in props else 0)  # fmt: skip
+            want = fnref.apply(props["fn"].data, x).view(ml_dtypes.bfloat16)
+            if len(stages) == 2:
+                want = rngd_cast(want, "bf16", ename(stages[1].results[0].type.element_type))
+            assert_same(got, want.reshape(got.shape), f"@{fn}: {props['fn'].data} on {s} vs fnref on the DM bytes")
         elif len(stages) <= 1:
             s = ename(mt.element_type)
             d = ename(stages[0].results[0].type.element_type) if stages else s

@@ -34,8 +34,10 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
     CallSiteLoc,
+    AnyFloat,
     DictionaryAttr,
     FileLineColLoc,
+    FloatAttr,
     FunctionType,
     FusedLoc,
     IndexType,
@@ -52,6 +54,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnitAttr,
     UnknownLoc,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute
@@ -541,17 +544,43 @@ class AttrLexer:
         return name[1:]
 
     def _number_attr(self) -> Attribute:
-        value = self.integer()
+        """``N``, ``N : type``, or a decimal float literal ``F`` / ``F :
+        float-type`` (``FloatAttr(float(F), type)``, default ``f64``, as
+        xDSL's ``parse_optional_builtin_int_or_float_attr`` builds it; a
+        function table's ``scale = 0.0625 : f32``).  A hexadecimal literal of
+        a float type falls back."""
+        value: int | float | None = self._float_literal()
+        hexadecimal = False
+        if value is None:
+            hexadecimal = self.text.startswith("0x", self.skip()) or self.text.startswith("-0x", self.skip())
+            value = self.integer()
         if value is None:
             raise Fallback("expected a number")
         pos = self.skip()
         if not self.text.startswith(":", pos):
-            return IntegerAttr(value, i64)
+            return FloatAttr(value, f64) if isinstance(value, float) else IntegerAttr(value, i64)
         self.pos = pos + 1
         typ = self.type()
-        if isinstance(typ, (IntegerType, IndexType)):
+        if isinstance(typ, (IntegerType, IndexType)) and isinstance(value, int):
             return IntegerAttr(value, typ)
-        raise Fallback("integer literal with a non-integer type")
+        if isinstance(typ, AnyFloat) and not hexadecimal:
+            return FloatAttr(float(value), typ)
+        raise Fallback("number literal and type that do not go together")
+
+    def _float_literal(self) -> float | None:
+        """A decimal float literal (``1.5``, ``-2.0e-3``), or None (nothing
+        consumed) when the next token is not one."""
+        start = self.skip()
+        negative = self.accept("-")
+        found = _NUMBER.match(self.text, self.skip())
+        if found is None or found.group(1) is None:
+            self.pos = start
+            return None
+        if found.end() - found.start() > _MAX_DIGITS:
+            raise Fallback("long literal")
+        self.pos = found.end()
+        value = float(found.group(0))
+        return -value if negative else value
 
     def delegated(self, pos: int, is_type: bool, end: int | None = None) -> Attribute:
         """A self-contained bracketed spelling at ``pos`` parsed by a fresh

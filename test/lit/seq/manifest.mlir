@@ -23,7 +23,7 @@
 // CHECK-NEXT:   kernel: k
 // CHECK-NEXT:   tensor: w (arg 0)
 // CHECK-NEXT:   stream: time [3, 5] packet [2]
-// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 50]]:8
+// CHECK-NEXT:   loc: {{.*}}manifest.mlir:[[# @LINE + 51]]:8
 // CHECK:      program 1: "k/1"
 // CHECK:        base: 0x2010 (8208)
 // CHECK:        flit_count: 2

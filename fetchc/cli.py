@@ -2,9 +2,12 @@
 
 * ``fetchc in.mlir -o seq.bin``: compile (parse, verify,
   ``fetch-legalize-convert``, ``fetch-split-scaling``, ``fetch-to-seq``,
-  serialise).  ``-`` reads stdin.  ``--emit=bin|mlir|seq``, ``-p``,
-  ``--split-input-file``, ``--verify-diagnostics``, ``--print-op-generic``,
-  ``--print-ir-after-all`` behave as in ``mlir-opt``/``xdsl-opt``.
+  serialise).  ``-`` reads stdin.  ``--emit=bin|mlir|seq``, ``-p`` /
+  ``--pass-pipeline`` (either spelling of a pipeline), ``--split-input-file``,
+  ``--verify-diagnostics``, ``--verify-each``, ``--mlir-print-op-generic``,
+  ``--mlir-print-ir-before-all``, ``--mlir-print-ir-after-all``,
+  ``--mlir-print-debuginfo`` behave as in ``mlir-opt``; ``xdsl-opt``'s
+  spellings (``--print-op-generic``, ...) work too.
 * ``fetchc dis seq.bin [--json]``: print a ``seq.bin`` readably.
 * ``fetchc sim seq.bin (--dm image.bin | --arg NAME=FILE.npy ...) [--program NAME]
   -o out.npy``: run its programs.
@@ -55,12 +58,23 @@ class _ArgumentParser(argparse.ArgumentParser):
         super().error(printable(message))
 
 
+class _CompileParser(_ArgumentParser):
+    """The compiler's parser: ``--help`` ends with the passes and their
+    options (:func:`fetchc.driver.pass_help`), built only when asked for."""
+
+    def format_help(self) -> str:
+        from fetchc.driver import pass_help
+
+        return super().format_help() + "\n" + pass_help()
+
+
 def _compile_parser() -> argparse.ArgumentParser:
-    p = _ArgumentParser(
+    p = _CompileParser(
         prog="fetchc",
         description="Compile MLIR for the RNGD Fetch Adapter into a fetch-sequencer configuration (seq.bin). "
         "Subcommands: 'fetchc dis seq.bin' prints one, 'fetchc sim seq.bin --dm image.bin' runs one, "
-        "'fetchc run kernel.mlir --arg NAME=FILE.npy ... -o out.npz' runs a whole kernel on the golden model.",
+        "'fetchc run kernel.mlir --arg NAME=FILE.npy ... -o out.npz' runs a whole kernel on the golden model. "
+        "Options spelled as in mlir-opt and as in xdsl-opt both work. Every command and option: docs/cli.md.",
     )
     p.add_argument("input", nargs="?", default="-", help="input .mlir file, '-' for stdin (default)")
     p.add_argument("-o", dest="output", default="-", help="output file, '-' for stdout (default)")
@@ -71,19 +85,27 @@ def _compile_parser() -> argparse.ArgumentParser:
         help="bin: seq.bin (default); mlir: the IR after the pipeline (default pipeline without "
         "fetch-to-seq); seq: the IR in the fetch_seq dialect",
     )
-    p.add_argument("-p", "--passes", dest="passes", default=None, help="run exactly this pass pipeline (xdsl-opt syntax)")
+    p.add_argument(
+        "-p", "--pass-pipeline", "--passes", dest="passes", action="append", metavar="PIPELINE",
+        help="run exactly these passes: 'PASS{option=value},PASS' (xdsl-opt) or 'builtin.module(PASS,PASS)' "
+        "(mlir-opt); '' runs none; the passes are listed below",
+    )
     p.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent inputs")
     p.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)")
-    p.add_argument("--print-op-generic", action="store_true", help="print ops in the generic form")
-    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
     p.add_argument(
         "--verify-each", action="store_true", default=None,
         help="verify the whole module after every pass, as mlir-opt does (default: verify after parsing, then "
         "only what each pass created; the FETCHC_VERIFY_EACH environment variable turns it on too)",
     )
+    p.add_argument("--mlir-print-op-generic", "--print-op-generic", dest="print_op_generic", action="store_true",
+                   help="print ops in the generic form")
+    p.add_argument("--mlir-print-ir-before-all", dest="print_ir_before_all", action="store_true",
+                   help="print the IR to stderr before every pass")
+    p.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all", dest="print_ir_after_all", action="store_true",
+                   help="print the IR to stderr after every pass")
     p.add_argument(
-        "--mlir-print-debuginfo", action="store_true",
-        help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --print-op-generic",
+        "--mlir-print-debuginfo", "--print-debuginfo", dest="mlir_print_debuginfo", action="store_true",
+        help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --mlir-print-op-generic",
     )
     p.add_argument(
         "--no-cache", action="store_true",
@@ -159,7 +181,11 @@ def _write(path: str, data, inputs: list, binary: str | None = None, hint: str =
 
 
 def main_compile(argv: list[str]) -> int:
-    args = _compile_parser().parse_args(argv)
+    parser = _compile_parser()
+    args = parser.parse_args(argv)
+    if args.passes is not None and len(args.passes) > 1:
+        parser.error("give the pass pipeline once (-p, --pass-pipeline and --passes are one option)")
+    args.passes = args.passes[0] if args.passes else None
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         data = _read_input(args.input)
@@ -195,8 +221,8 @@ def _plain_compile(args) -> str | None:
     from fetchc import compile_cache
 
     plain = args.emit == "bin" and not (
-        args.verify_diagnostics or args.print_ir_after_all or args.verify_each or args.no_cache
-        or args.split_input_file
+        args.verify_diagnostics or args.print_ir_after_all or args.print_ir_before_all or args.verify_each
+        or args.no_cache or args.split_input_file
     )
     if not plain or not compile_cache.enabled():
         return None
@@ -208,7 +234,7 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     pipeline, emit, write ``-o`` (``dest``: the arguments of :func:`_write`
     after the data); diagnostics on stderr.  Returns the exit status."""
     global _LAST_CLEAN
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, print_module, run_pipeline
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, run_pipeline
     from fetchc.frontend.context import shared_context
     from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
     from fetchc.frontend.render import SourceManager, render_all
@@ -248,14 +274,12 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
         except DiagnosticError as e:
             diags = e.diagnostics
 
-        def after(p, m, _generic=args.print_op_generic, _debuginfo=args.mlir_print_debuginfo):
-            sys.stderr.write(f"// -----// IR Dump After {p.name} //----- //\n")
-            sys.stderr.write(print_module(m, _generic, _debuginfo))
-
         if module is not None:
             with _pass_prints_to_stderr(args.output):
                 result = run_pipeline(
-                    module, ctx, passes, after if args.print_ir_after_all else None, verify_each=args.verify_each
+                    module, ctx, passes, _dump_ir("After", args) if args.print_ir_after_all else None,
+                    before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
+                    verify_each=args.verify_each,
                 )
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
@@ -296,6 +320,19 @@ def _from_cache(args, text: str, filename: str, passes_spec: str) -> bytes | Non
     cache = compile_cache.KernelCache(disk=True)
     got = cache.compile(text, filename, passes_spec, lambda t: compile_uncached(t, filename, passes_spec)[:3])
     return None if got is None else got[1]
+
+
+def _dump_ir(when: str, args: argparse.Namespace):
+    """The ``--mlir-print-ir-before-all`` / ``--mlir-print-ir-after-all``
+    callback: the module on stderr under ``// -----// IR Dump {when} PASS
+    //----- //``, printed as the output is (generic form, locations)."""
+    from fetchc.driver import print_module
+
+    def dump(p, module) -> None:
+        sys.stderr.write(f"// -----// IR Dump {when} {p.name} //----- //\n")
+        sys.stderr.write(print_module(module, args.print_op_generic, args.mlir_print_debuginfo))
+
+    return dump
 
 
 def _pass_prints_to_stderr(output: str):

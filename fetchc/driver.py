@@ -56,17 +56,20 @@ def _is_frozen(p: ModulePass) -> bool:
 
 
 def parse_pipeline(spec: str) -> list[ModulePass]:
-    """Parse an ``xdsl-opt``-style pipeline (``a,b{opt=v}``) against fetchc's
-    and xDSL's passes.  Raises :class:`DiagnosticError` for unknown passes or
-    bad syntax.  A pipeline of frozen (stateless) passes is parsed once per
-    process: a compile of many small kernels pays for it once."""
-    if not spec.strip():
-        return []
+    """Parse a pass pipeline against fetchc's and xDSL's passes, in either
+    spelling (ir.md §5): ``xdsl-opt``'s ``a,b{opt=v}`` or ``mlir-opt``'s
+    ``builtin.module(a,b{opt=v})`` (:func:`xdsl_pipeline_text`).  Raises
+    :class:`DiagnosticError` for unknown passes or bad syntax.  A pipeline of
+    frozen (stateless) passes is parsed once per process: a compile of many
+    small kernels pays for it once."""
     cached = _PARSED_PIPELINES.get(spec)
     if cached is not None:
         return list(cached)
+    text = xdsl_pipeline_text(spec)
+    if not text.strip():
+        return []
     try:
-        passes = tuple(PassPipeline.parse_spec(all_passes(), spec).passes)
+        passes = tuple(PassPipeline.parse_spec(all_passes(), text).passes)
         if all(_is_frozen(p) for p in passes):
             _PARSED_PIPELINES[spec] = passes
         return list(passes)
@@ -78,6 +81,103 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
             text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"
         raise DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {text}")) from None
+
+
+_ANCHOR = re.compile(r"\s*([A-Za-z_][\w.$-]*)\s*\(")
+
+
+def xdsl_pipeline_text(spec: str) -> str:
+    """A pipeline in ``xdsl-opt``'s spelling.  ``mlir-opt``'s
+    ``builtin.module(a, b{opt=v})`` becomes ``a,b{opt=v}`` (whitespace
+    between passes dropped, option lists kept as written); anything not
+    starting with ``NAME(`` is returned unchanged.  fetchc's input is one
+    ``builtin.module`` and every pass runs on the whole module, so a pipeline
+    anchored on another op, or a nested one (``builtin.module(func.func(cse))``),
+    is an error.  Raises :class:`DiagnosticError` (``invalid pass pipeline
+    '...': ...``) for those, for a missing ``)`` and for text after it."""
+    m = _ANCHOR.match(spec)
+    if m is None:
+        return spec
+
+    def bad(why: str) -> DiagnosticError:
+        return DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {why}"))
+
+    if m.group(1) != "builtin.module":
+        raise bad(f"the pipeline is anchored on '{m.group(1)}', but fetchc compiles a builtin.module and its "
+                  "passes run on the whole module: write builtin.module(PASS,PASS{option=value})")
+    out: list[str] = []
+    depth, quote, i = 0, False, m.end()
+    while i < len(spec):
+        c = spec[i]
+        if quote:
+            quote = c != '"' or spec[i - 1] == "\\"
+        elif c == '"':
+            quote = True
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and c == ")":
+            break
+        elif depth == 0 and c == "(":
+            inner = "".join(out).rsplit(",", 1)[-1]
+            raise bad(f"'{inner}(...)' nests a pipeline, but fetchc's passes run on the whole module: list the "
+                      "passes directly inside builtin.module(...)")
+        elif depth == 0 and c.isspace():
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    if i >= len(spec):
+        raise bad("missing ')' at the end of builtin.module(...)")
+    if spec[i + 1 :].strip():
+        raise bad(f"unexpected text after builtin.module(...): '{spec[i + 1 :].strip()}'")
+    return "".join(out)
+
+
+def pass_help(width: int = 100) -> str:
+    """The passes as ``fetchc --help`` lists them (as ``mlir-opt --help``
+    does), derived from the pass classes: each of fetchc's passes with its
+    ``summary`` and its options (the dataclass fields: ``name=<type>``, the
+    field's ``metadata["help"]``, its default), the default pipeline in both
+    spellings, then the names of xDSL's built-in passes."""
+    import dataclasses
+    import textwrap
+    import typing
+
+    lines = ["passes (-p / --pass-pipeline, in xdsl-opt's or mlir-opt's spelling):"]
+    col = 30
+
+    def entry(head: str, text: str, indent: int) -> None:
+        first = " " * indent + head
+        body = textwrap.wrap(text, width - col, break_on_hyphens=False) or [""]
+        if len(first) >= col - 1:
+            lines.append(first)
+            first = ""
+        lines.append(first.ljust(col) + body[0])
+        lines.extend(" " * col + b for b in body[1:])
+
+    for name, factory in fetchc_passes().items():
+        cls = factory()
+        entry(name, getattr(cls, "summary", ""), 2)
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if f.name == "name" or not f.init:
+                continue
+            kind = getattr(hints.get(f.name), "__name__", "value")
+            default = "" if f.default is dataclasses.MISSING else f" (default {f.default})"
+            entry(f"{f.name.replace('_', '-')}=<{kind}>", f"{f.metadata.get('help', '')}{default}", 6)
+    lines.append("")
+    lines.append(f"default pipeline: -p {','.join(DEFAULT_PIPELINE)}")
+    lines.append(f"  or --pass-pipeline='builtin.module({','.join(DEFAULT_PIPELINE)})'")
+    lines.append("  (--emit=mlir stops before fetch-to-seq; -p '' runs no pass)")
+    from xdsl.transforms import get_all_passes
+
+    others = ", ".join(sorted(n for n in get_all_passes() if n not in fetchc_passes()))
+    lines.append("")
+    text = f"xDSL's built-in passes run too (their options: xdsl-opt --help): {others}"
+    lines.extend(textwrap.wrap(text, width, break_on_hyphens=False))
+    return "\n".join(lines) + "\n"
 
 
 _TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}
@@ -212,12 +312,14 @@ def run_pipeline(
     passes: Sequence[ModulePass],
     after_pass: Callable[[ModulePass, ModuleOp], None] | None = None,
     *,
+    before_pass: Callable[[ModulePass, ModuleOp], None] | None = None,
     verify_each: bool | None = None,
 ) -> PipelineResult:
     """Verify ``module`` completely, then run ``passes`` in order.  Stops at
     the first failure.  Never raises for bad input: every failure is a
-    diagnostic in the result.  ``after_pass`` is called after each
-    successful pass (``--print-ir-after-all``).
+    diagnostic in the result.  ``before_pass`` is called before each pass
+    (``--mlir-print-ir-before-all``), ``after_pass`` after each successful
+    one (``--mlir-print-ir-after-all``).
 
     Verification happens once (ir.md §4): after a fetchc pass only the ops
     it created are verified (the passes rewrite verified IR into legal
@@ -236,6 +338,8 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     for p in passes:
+        if before_pass is not None:
+            before_pass(p, module)
         tracker = ChangeTracker() if isinstance(p, FetchcPass) else None
         try:
             if tracker is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -76,7 +77,13 @@ class FetchcPass(ModulePass):
     :meth:`apply_tracked` reports the ops it inserts, so the driver verifies
     only those.  Subclasses implement
     :meth:`apply_tracked`; :meth:`apply` (what ``xdsl-opt`` calls) passes a
-    listener that records nothing."""
+    listener that records nothing.
+
+    ``summary`` is the one line ``fetchc --help`` shows for the pass; each
+    option is a dataclass field whose ``metadata["help"]`` says what it
+    means (:func:`fetchc.driver.pass_help`)."""
+
+    summary: ClassVar[str] = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.apply_tracked(ctx, op, PatternRewriterListener())

@@ -228,6 +228,7 @@ class FetchToSeqPass(FetchcPass):
     by the verifier)."""
 
     name = "fetch-to-seq"
+    summary = "each fetch and its adapter stages -> one fetch_seq.program register block; tables -> fetch_seq.table"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         tables = TableRegistry(op)

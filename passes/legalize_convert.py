@@ -98,6 +98,7 @@ class LegalizeConvertPass(FetchcPass):
     no legal chain."""
 
     name = "fetch-legalize-convert"
+    summary = "fetch.convert -> the legal chain of adapter stages, or an error naming what the hardware offers"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         apply_pattern(LegalizeConvert(), op, listener)

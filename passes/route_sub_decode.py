@@ -237,6 +237,7 @@ class RouteSubDecodePass(FetchcPass):
     cannot be built."""
 
     name = "fetch-route-sub-decode"
+    summary = "a packed e2m1 decode asked for on the sub Fetch Unit becomes a main-context decode into a DM scratch buffer plus a convert-only sub fetch"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         created: list[ScratchOp] = []

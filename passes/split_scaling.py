@@ -197,6 +197,7 @@ class SplitScalingPass(FetchcPass):
     a sequencer limit, or whose codes are on the ``sub`` context."""
 
     name = "fetch-split-scaling"
+    summary = "fetch.dequant -> table lookup + cast of the codes, a fetch of the block scales, rngd.block_scale and rngd.tensor_scale"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         apply_pattern(SplitScaling(), op, listener)

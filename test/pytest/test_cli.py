@@ -285,3 +285,67 @@ def test_output_keeps_the_mode_of_an_existing_file_and_follows_symlinks(tmp_path
     assert link.is_symlink()
     assert target.read_bytes().startswith(b"FSEQ")
     assert os.stat(target).st_mode & 0o777 == 0o644
+
+
+def test_help_lists_the_passes_from_the_pass_classes(monkeypatch, capsys):
+    """``fetchc --help`` derives its pass list from the registry and the pass
+    classes: a pass added to the registry appears with its summary and each
+    option (name, type, help, default); the shipped passes appear in
+    pipeline order with their options."""
+    from dataclasses import dataclass, field
+
+    from fetchc import driver
+    from fetchc.rewriting import FetchcPass
+
+    @dataclass(frozen=True)
+    class ProbePass(FetchcPass):
+        name = "fetch-probe"
+        summary = "a pass that only this test registers"
+        max_rows: int = field(default=7, metadata={"help": "rows to probe"})
+        tag: str = field(default="x", metadata={"help": "a label"})
+
+    real = driver.fetchc_passes
+    monkeypatch.setattr(driver, "fetchc_passes", lambda: {**real(), "fetch-probe": lambda: ProbePass})
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    tail = out[out.index("passes (-p / --pass-pipeline"):]
+    names = [ln.split()[0] for ln in tail.splitlines()[1:] if ln.startswith("  ") and not ln.startswith("   ")]
+    assert names[:6] == [*driver.DEFAULT_PIPELINE, "fetch-probe"], names
+    assert "a pass that only this test registers" in tail
+    assert "max-rows=<int>" in tail and "rows to probe (default 7)" in tail
+    assert "tag=<str>" in tail and "a label (default x)" in tail
+    from fetchc.passes.place_dm import DEFAULT_DM_SIZE
+
+    assert "dm-size=<int>" in tail and f"(default {DEFAULT_DM_SIZE})" in tail
+
+
+def test_run_pipeline_hooks_and_verify_each(monkeypatch):
+    """``before_pass`` / ``after_pass`` see every pass in order (the
+    ``--mlir-print-ir-*-all`` dumps); ``verify_each`` verifies the whole
+    module after each of fetchc's passes, where by default only the ops it
+    touched are verified again."""
+    from fetchc import driver
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+
+    seen: list[object] = []
+    real = driver.verify_module
+    monkeypatch.setattr(driver, "verify_module", lambda m, ops=None: (seen.append(ops), real(m, ops))[1])
+    for each in (False, True):
+        seen.clear()
+        ctx = shared_context()
+        module = parse_module(ctx, DECODE, "d.mlir")
+        calls: list[str] = []
+        passes = driver.parse_pipeline("fetch-place-dm,fetch-legalize-convert")
+        result = driver.run_pipeline(
+            module, ctx, passes, lambda p, m: calls.append(f"after {p.name}"),
+            before_pass=lambda p, m: calls.append(f"before {p.name}"), verify_each=each,
+        )
+        assert result.ok, result.diagnostics
+        assert calls == ["before fetch-place-dm", "after fetch-place-dm",
+                         "before fetch-legalize-convert", "after fetch-legalize-convert"]
+        assert seen[0] is None  # after parsing: everything
+        if each:
+            assert seen[1:] == [None, None]
+        else:
+            assert all(isinstance(s, set) for s in seen[1:]) and len(seen) == 3

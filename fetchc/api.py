@@ -149,6 +149,7 @@ def compile_uncached(module_or_text: ModuleOp | str, filename: str, pipeline: st
     from fetchc.driver import parse_pipeline, run_pipeline
     from fetchc.frontend.context import shared_context
     from fetchc.frontend.parsing import parse_module
+    from fetchc.kernel import write_names
     from fetchc.seqbin.emit import emit_seqbin
 
     ctx = shared_context()
@@ -156,6 +157,7 @@ def compile_uncached(module_or_text: ModuleOp | str, filename: str, pipeline: st
     result = run_pipeline(module, ctx, parse_pipeline(pipeline))
     if not result.ok:
         raise DiagnosticError(result.diagnostics)
+    write_names(module)  # the residual IR names every tensor (ir.md §2a), as --emit=seq prints it
     sb, data = emit_seqbin(module)
     return sb, data, list(result.diagnostics), module
 

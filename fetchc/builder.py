@@ -89,6 +89,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FileLineColLoc,
+    Float32Type,
     FunctionType,
     IntAttr,
     IntegerAttr,
@@ -122,7 +123,7 @@ from fetchc.dialects.rngd import (
 )
 from fetchc.dialects.stream import StreamType
 from fetchc.diagnostics import Diagnostic, DiagnosticError
-from fetchc.kernel import DM_BASE_ATTR, SLICE_DIM_ATTR, SLICES_ATTR
+from fetchc.kernel import DM_BASE_ATTR, NAME_ATTR, SLICE_DIM_ATTR, SLICES_ATTR, tensor_name
 
 __all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Stream", "as_type", "memref", "rows_map"]
 
@@ -419,12 +420,16 @@ class ModuleBuilder:
         function attribute ``rngd.slices``, 1 to 512; ir.md §2a).  Names that
         are not Python identifiers (or ``loc``, ``slices``) go in
         ``arguments_list``, ``[(name, type or Arg), ...]``, which
-        comes before the keyword arguments.  The names become the
-        arguments' SSA names, hence the tensor names in the MANIFEST.
+        comes before the keyword arguments.  Each tensor and scalar gets
+        its name as its ``rngd.name`` (ir.md §2a: the tensor names in the
+        MANIFEST, kept through tools that rename SSA values), and as its SSA
+        name when it is a valid one (``%w``; a name such as ``"1w"`` or
+        ``"w_1"``, which xDSL would not keep, leaves the SSA value unnamed).
         Returns its :class:`KernelBuilder`; results are declared by
         :meth:`KernelBuilder.ret`.  Raises ``RuntimeError`` after
-        :meth:`finish`, ``ValueError`` for a name that is not a valid SSA
-        name (or ends in ``_<digits>``, which xDSL drops), a repeated name
+        :meth:`finish`, ``ValueError`` for a name that is not a non-empty
+        string (or, on an argument that is neither a tensor nor a scalar,
+        not a valid SSA name that xDSL keeps), a repeated name
         or a type that does not parse."""
         self._check_open()
         where = self._location(loc)
@@ -442,21 +447,11 @@ class ModuleBuilder:
             if arg.slice_dim is not None:
                 attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(arg.slice_dim, i64)
         block = Block(arg_types=types)
-        for arg, (arg_name, _) in zip(block.args, named):
-            try:
-                kept = SSAValue.extract_valid_name(arg_name)
-            except ValueError:
-                raise ValueError(
-                    f"kernel {name}: {arg_name!r} is not a valid SSA name (characters A-Z a-z 0-9 _ $ . -, "
-                    "not starting with a digit)"
-                ) from None
-            if kept != arg_name:
-                raise ValueError(
-                    f"kernel {name}: xDSL drops the '_<digits>' suffix of an SSA name, so {arg_name!r} would "
-                    f"become {kept!r}; choose a name without it"
-                )
-            arg.name_hint = arg_name
-        arg_attrs = ArrayAttr([DictionaryAttr(a) for a in attrs]) if any(attrs) else None
+        for arg, (arg_name, _), data in zip(block.args, named, attrs):
+            arg.name_hint = _ssa_name(name, arg_name, isinstance(arg.type, (MemRefType, Float32Type)))
+            if isinstance(arg.type, (MemRefType, Float32Type)):
+                data[NAME_ATTR] = StringAttr(arg_name)
+        arg_attrs = ArrayAttr([DictionaryAttr(dict(sorted(a.items()))) for a in attrs]) if any(attrs) else None
         # Built under our own implicit builders, so that an implicit builder
         # of the caller's does not capture them.
         with ImplicitBuilder(block):
@@ -496,6 +491,33 @@ class ModuleBuilder:
             raise RuntimeError("this ModuleBuilder is finished: start a new one to build another module")
 
 
+def _ssa_name(kernel: str, name: object, named: bool) -> str | None:
+    """The SSA name (``name_hint``) of the argument ``name`` of ``kernel``:
+    the name itself when it is a valid SSA name that xDSL keeps as it is,
+    else None for a tensor or scalar (``named``: its ``rngd.name`` holds the
+    name, ir.md §2a).  Raises ``ValueError`` for a name that is not a
+    non-empty string, or that is no valid SSA name on another argument."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"kernel {kernel}: an argument's name must be a non-empty string, not {name!r}")
+    try:
+        kept = SSAValue.extract_valid_name(name)
+    except ValueError:
+        kept = None
+    if kept == name:
+        return name
+    if named:
+        return None
+    if kept is None:
+        raise ValueError(
+            f"kernel {kernel}: {name!r} is not a valid SSA name (characters A-Z a-z 0-9 _ $ . -, not starting "
+            "with a digit); only tensors and scalars carry a name of their own (rngd.name)"
+        )
+    raise ValueError(
+        f"kernel {kernel}: xDSL drops the '_<digits>' suffix of an SSA name, so {name!r} would become {kept!r}; "
+        "choose a name without it"
+    )
+
+
 class KernelBuilder:
     """One kernel being built (a ``func.func``; ir.md §2a).  Made by
     :meth:`ModuleBuilder.kernel`.
@@ -518,14 +540,15 @@ class KernelBuilder:
 
     @property
     def args(self) -> tuple[BlockArgument, ...]:
-        """The kernel's arguments, in order (their ``name_hint`` is the name
-        given to :meth:`ModuleBuilder.kernel`)."""
+        """The kernel's arguments, in order (each tensor and scalar named by
+        its ``rngd.name``, the name given to :meth:`ModuleBuilder.kernel`;
+        the SSA name is that name when it is a valid one)."""
         return tuple(self._block.args)
 
     def __getitem__(self, name: str) -> BlockArgument:
         """The argument named ``name``.  Raises ``KeyError``."""
         for a in self._block.args:
-            if a.name_hint == name:
+            if tensor_name(a) == name or a.name_hint == name:
                 return a
         raise KeyError(name)
 

@@ -354,6 +354,9 @@ def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
     from fetchc.seqbin.emit import emit_seqbin
 
     if emit in ("mlir", "seq"):
+        from fetchc.kernel import write_names
+
+        write_names(module)  # ir.md §2a: the names survive tools that rename SSA values
         return print_module(module, generic, debuginfo).encode()
     return emit_seqbin(module)[1]
 

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from fetchc.frontend.context import all_passes, fetchc_passes
 from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
-from fetchc.frontend.locations import op_error, op_location
+from fetchc.frontend.locations import location_of, op_error, op_location
 from fetchc.frontend.verify import verify_module
 from fetchc.rewriting import ChangeTracker, FetchcPass
 
@@ -281,6 +281,25 @@ def _failing_op(err: BaseException) -> Operation | None:
     return None
 
 
+def kernel_name_errors(module: Operation) -> list[Diagnostic]:
+    """ir.md §2a: an error at each kernel argument whose ``rngd.name`` is
+    malformed or whose name an earlier tensor or scalar of its kernel
+    already has (located at the argument, with a note at the first),
+    :func:`fetchc.kernel.name_errors`."""
+    from fetchc.kernel import kernels, name_errors
+
+    out = []
+    for func in kernels(module):
+        for arg, message, first in name_errors(func):
+            notes = [(func, "the first is here")] if first is not None else []
+            d = op_error(func, message, notes)
+            d.loc = location_of(arg.location) or d.loc
+            if first is not None:
+                d.notes[0].loc = location_of(first.location) or d.notes[0].loc
+            out.append(d)
+    return out
+
+
 @dataclass
 class PipelineResult:
     """What :func:`run_pipeline` produced: the module (as far as the
@@ -334,7 +353,7 @@ def run_pipeline(
     if not diags:
         from fetchc.dialects.fetch_chain import signature_errors
 
-        diags = [op_error(op, msg) for op, msg in signature_errors(module)]
+        diags = [op_error(op, msg) for op, msg in signature_errors(module)] + kernel_name_errors(module)
     if diags:
         return PipelineResult(module, diags)
     for p in passes:

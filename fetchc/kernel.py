@@ -2,9 +2,13 @@
 and ``fetchc run`` share.
 
 * A **kernel** is a ``func.func`` with at least one Fetch Unit program.
-* Its **tensors** are its memref arguments in order, named by their SSA names
-  (``%w`` → ``w``), else ``arg<i>`` (:func:`tensor_name`); its **scalars** its
-  ``f32`` arguments.
+* Its **tensors** are its memref arguments in order, its **scalars** its
+  ``f32`` arguments.  Each is named by its argument attribute ``rngd.name``
+  (:data:`NAME_ATTR`; it survives upstream MLIR tools, which rename SSA
+  values), else its SSA name (``%w`` → ``w``), else ``arg<i>``
+  (:func:`tensor_name`).  The names of one kernel differ
+  (:func:`name_errors`); :func:`write_names` writes ``rngd.name`` on every
+  tensor and scalar for ``--emit=mlir`` / ``--emit=seq``.
 * A tensor's DM byte address is its argument attribute ``rngd.dm_base``
   (:data:`DM_BASE_ATTR`), which ``fetch-place-dm`` sets.
 * It runs on ``rngd.slices = S`` slices (:data:`SLICES_ATTR`, a function
@@ -21,26 +25,41 @@ and ``fetchc run`` share.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType
+from collections.abc import Iterator
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, BlockArgument, Operation
+from xdsl.ir import Attribute, Block, BlockArgument, Operation
 
 __all__ = [
     "DM_BASE_ATTR",
+    "NAME_ATTR",
     "SCRATCH_OP",
     "SLICES_ATTR",
     "SLICE_DIM_ATTR",
     "arg_attribute",
+    "is_kernel",
     "kernel_slices",
+    "kernels",
+    "name_errors",
+    "named_args",
     "scratch_names",
     "slice_dim",
     "slice_errors",
     "spelled",
     "tensor_name",
+    "write_names",
 ]
 
 DM_BASE_ATTR = "rngd.dm_base"
 """The argument attribute holding a tensor's DM byte address (ir.md §2a)."""
+
+NAME_ATTR = "rngd.name"
+"""The argument attribute holding a tensor's (or scalar's) name (ir.md §2a)."""
+
+PROGRAM_OPS = ("fetch.fetch", "fetch_seq.program")
+"""The ops that make a function a kernel: a Fetch Unit program before and
+after ``fetch-to-seq``."""
 
 
 SLICES_ATTR = "rngd.slices"
@@ -54,15 +73,126 @@ SCRATCH_OP = "rngd.scratch"
 """The op that defines a scratch buffer."""
 
 
+def _function_of(arg: BlockArgument) -> FuncOp | None:
+    """The ``func.func`` whose argument ``arg`` is (an argument of its entry
+    block), else None."""
+    block = arg.owner
+    func = block.parent_op() if isinstance(block, Block) else None
+    if isinstance(func, FuncOp) and func.body.blocks and func.body.blocks.first is block:
+        return func
+    return None
+
+
 def tensor_name(arg: BlockArgument) -> str:
-    """The tensor name of a kernel argument: its SSA name (``%w`` → ``w``),
-    else ``arg<i>`` with ``i`` its argument index."""
+    """The name of a kernel argument (ir.md §2a): its argument attribute
+    ``rngd.name`` when that is a non-empty string, else its SSA name
+    (``%w`` → ``w``), else ``arg<i>`` with ``i`` its argument index.  A
+    malformed ``rngd.name`` is reported by :func:`name_errors`."""
+    func = _function_of(arg)
+    if func is not None:
+        given = arg_attribute(func, arg, NAME_ATTR)
+        if isinstance(given, StringAttr) and given.data:
+            return given.data
     return arg.name_hint or f"arg{arg.index}"
 
 
 def spelled(arg: BlockArgument) -> str:
-    """An argument as diagnostics name it: ``%w``, else ``argument 2``."""
-    return f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
+    """An argument as diagnostics name it: ``%w``, else ``argument 2``;
+    followed by its ``rngd.name`` when that differs (``%arg0 ("w")``, as
+    after ``mlir-opt``, which renames SSA values)."""
+    text = f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
+    name = tensor_name(arg)
+    return text if name == (arg.name_hint or f"arg{arg.index}") else f'{text} ("{name}")'
+
+
+def is_kernel(func: FuncOp) -> bool:
+    """A function with at least one Fetch Unit program (``fetch.fetch``, or
+    ``fetch_seq.program`` after ``fetch-to-seq``) anywhere in its body."""
+    stack: list[Operation] = [func]
+    while stack:
+        op = stack.pop()
+        if op.name in PROGRAM_OPS:
+            return True
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend(block.ops)
+    return False
+
+
+def kernels(root: Operation) -> Iterator[FuncOp]:
+    """Every kernel (:func:`is_kernel`) nested in ``root``, in walk order."""
+    stack: list[Operation] = [root]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, FuncOp):
+            if is_kernel(op):
+                yield op
+            continue
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(block.ops))
+
+
+def named_args(func: FuncOp) -> list[BlockArgument]:
+    """The arguments of ``func`` that have names: its tensors (memrefs) and
+    scalars (``f32``), in order."""
+    if not func.body.blocks:
+        return []
+    entry = func.body.blocks.first
+    assert entry is not None
+    return [a for a in entry.args if isinstance(a.type, (MemRefType, Float32Type))]
+
+
+def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | None]]:
+    """ir.md §2a: ``(argument, message, first)``, in argument order, for each
+    argument of the kernel ``func`` whose ``rngd.name`` is not a non-empty
+    string, and for each tensor or scalar whose name an earlier one already
+    has (``first``: that earlier argument, for a note).  Empty when the
+    names are fine."""
+    out: list[tuple[BlockArgument, str, BlockArgument | None]] = []
+    named = set(named_args(func))
+    seen: dict[str, BlockArgument] = {}
+    entry = func.body.blocks.first if func.body.blocks else None
+    for arg in entry.args if entry is not None else ():
+        ssa = f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
+        given = arg_attribute(func, arg, NAME_ATTR)
+        if given is not None and not (isinstance(given, StringAttr) and given.data):
+            what = "is empty" if isinstance(given, StringAttr) else f"is {given}, not a string"
+            out.append((arg, f"{NAME_ATTR} of {ssa} {what}: a tensor's name is a non-empty string "
+                        f'({NAME_ATTR} = "w"); drop the attribute to name it by its SSA name', None))
+            continue
+        if arg not in named:
+            continue
+        name = tensor_name(arg)
+        first = seen.setdefault(name, arg)
+        if first is not arg:
+            how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""
+            out.append((arg, f'{ssa} is named "{name}"{" " + how if how else ""}, like {spelled(first)}: the tensors '
+                        f"and scalars of a kernel need different names; rename one (its {NAME_ATTR} or its SSA name)",
+                        first))
+    return out
+
+
+def write_names(root: Operation) -> None:
+    """Write ``rngd.name`` on every tensor and scalar argument of every
+    kernel nested in ``root`` (ir.md §2a: what ``--emit=mlir`` and
+    ``--emit=seq`` print, so that the names survive ``mlir-opt``).  Each
+    argument's attribute dictionary is rebuilt with its keys sorted, as MLIR
+    prints them; the names themselves do not change."""
+    for func in kernels(root):
+        named = set(named_args(func))
+        if not named:
+            continue
+        entry = func.body.blocks.first
+        assert entry is not None
+        old = list(func.arg_attrs.data) if func.arg_attrs is not None else [DictionaryAttr({})] * len(entry.args)
+        new = []
+        for arg, attrs in zip(entry.args, old):
+            data = dict(attrs.data) if isinstance(attrs, DictionaryAttr) else {}
+            if arg in named:
+                data[NAME_ATTR] = StringAttr(tensor_name(arg))
+            new.append(DictionaryAttr(dict(sorted(data.items()))))
+        func.arg_attrs = ArrayAttr(new)
 
 
 def arg_attribute(func: FuncOp, arg: BlockArgument, name: str) -> Attribute | None:

@@ -54,6 +54,7 @@ from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.rngd import TrfType, VrfType
 from fetchc.frontend.context import make_context
 from fetchc.frontend.parsing import parse_module
+from fetchc.kernel import tensor_name
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = __file__
@@ -627,16 +628,25 @@ def test_types_and_arguments():
     k = mb.kernel("k", w=Arg(memref([64, 32], "i8"), dm_base=4096), g="f32")
     assert [a.name_hint for a in k.args] == ["w", "g"] and k["g"].type == f32
     assert k.func.arg_attrs.data[0].data["rngd.dm_base"].value.data == 4096
-    assert k.func.arg_attrs.data[1].data == {}
+    assert k.func.arg_attrs.data[0].data["rngd.name"] == StringAttr("w")
+    assert k.func.arg_attrs.data[1].data == {"rngd.name": StringAttr("g")}
     with pytest.raises(KeyError):
         k["nope"]
     k2 = mb.kernel("k2", [("loc", memref([4], "i8")), ("w.0", "f32")], x=memref([4], "i8"))
     assert [a.name_hint for a in k2.args] == ["loc", "w.0", "x"]
+    # A name that is no SSA name xDSL keeps still names a tensor or scalar
+    # (rngd.name, ir.md §2a); on any other argument it is an error.
+    k3 = mb.kernel("k3", [("1w", "f32"), ("w_1", memref([4], "i8")), ("a b", "f32")])
+    assert [a.name_hint for a in k3.args] == [None, None, None]
+    assert [tensor_name(a) for a in k3.args] == ["1w", "w_1", "a b"] and k3["w_1"] is k3.args[1]
     for bad, why in [("1w", "not a valid SSA name"), ("w_1", "would become 'w'")]:
         with pytest.raises(ValueError, match=why):
-            mb.kernel("k3", [(bad, "f32")])
+            mb.kernel("k4", [(bad, "!rngd.trf<i8>")])
+    for bad in ("", 3):
+        with pytest.raises(ValueError, match="must be a non-empty string"):
+            mb.kernel("k4", [(bad, "f32")])
     with pytest.raises(ValueError, match="same name"):
-        mb.kernel("k3", [("x", "f32")], x="f32")
+        mb.kernel("k4", [("x", "f32")], x="f32")
     with pytest.raises(DiagnosticError, match="stream context must be 'main' or 'sub', not 'side'"):
         k.fetch(k["w"], [64], [32], context="side")
 

@@ -1,12 +1,9 @@
-"""Usage: same_seqbin.py [--ignore-names] [--keep-locs] A.bin B.bin
+"""Usage: same_seqbin.py A.bin B.bin
 
 Prints ``same`` when the two seq.bin files hold the same tables, programs
 and MANIFEST apart from each program's ``loc`` (the source location, which
 names the input: a file, ``<stdin>``, or the re-parsed ``--emit=seq``
 output), else ``differ`` and what differs.  Both files must have a MANIFEST.
-``--ignore-names`` also ignores tensor and scalar names (upstream
-``mlir-opt`` renumbers SSA names: ``%w`` comes back as ``%arg0``);
-``--keep-locs`` compares the locs too.
 """
 
 import dataclasses
@@ -15,7 +12,7 @@ import sys
 from fetchc.seqbin import read
 
 
-def without_locs(path, ignore_names, keep_locs):
+def without_locs(path):
     sb = read(open(path, "rb").read())
     m = sb.manifest
     if m is None:
@@ -23,9 +20,7 @@ def without_locs(path, ignore_names, keep_locs):
     kernels = tuple(
         dataclasses.replace(
             k,
-            programs=k.programs if keep_locs else tuple(dataclasses.replace(p, loc="") for p in k.programs),
-            tensors=tuple(dataclasses.replace(t, name="") for t in k.tensors) if ignore_names else k.tensors,
-            scalars=tuple(dataclasses.replace(s, name="") for s in k.scalars) if ignore_names else k.scalars,
+            programs=tuple(dataclasses.replace(p, loc="") for p in k.programs),
         )
         for k in m.kernels
     )
@@ -33,10 +28,7 @@ def without_locs(path, ignore_names, keep_locs):
 
 
 args = sys.argv[1:]
-ignore_names = "--ignore-names" in args
-keep_locs = "--keep-locs" in args
-paths = [a for a in args if not a.startswith("--")]
-a, b = (without_locs(p, ignore_names, keep_locs) for p in paths)
+a, b = (without_locs(p) for p in args)
 if a == b:
     print("same")
 else:

@@ -11,7 +11,7 @@
 // Routed locations: both fetches at the user's fetch, the rest at the convert.
 // RUN: %fetchc %s --split-input-file -p fetch-route-sub-decode --emit=mlir --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
-// CHECK-LABEL: func.func @to_f8e4m3(%codes: memref<256x512xf4E2M1FN>) -> !rngd.trf<f8E4M3FN> {
+// CHECK-LABEL: func.func @to_f8e4m3(%codes: memref<256x512xf4E2M1FN> {rngd.name = "codes"}) -> !rngd.trf<f8E4M3FN> {
 // CHECK-NEXT:    %scratch0 = rngd.scratch : memref<256x16x32xf8E4M3FN>
 // CHECK-NEXT:    %c = fetch.fetch %codes {map = affine_map<(d0, d1, d2) -> (d0, ((d1 * 32) + d2))>} : memref<256x512xf4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f4E2M1FN>
 // CHECK-NEXT:    %[[L:.+]] = fetch.table_lookup %c : !fetch.stream<main, [256, 16], [32], f4E2M1FN> -> !fetch.stream<main, [256, 16], [32], f8E4M3FN>

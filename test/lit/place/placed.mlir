@@ -32,15 +32,15 @@
 // @plain: nothing given.  %a: 1000 bytes at 0x0; %b: 16 x 16 bf16 = 512
 // bytes at the next 64-byte boundary, 1024 = 0x400; %c: 512 bytes at 0x600.
 // %g is a scalar: not in DM.
-// IR-LABEL: func.func @plain(%a: memref<1000xi8> {rngd.dm_base = 0 : i64}, %b: memref<16x16xbf16> {rngd.dm_base = 1024 : i64}, %g: f32, %c: memref<16x16xbf16> {rngd.dm_base = 1536 : i64})
+// IR-LABEL: func.func @plain(%a: memref<1000xi8> {rngd.dm_base = 0 : i64, rngd.name = "a"}, %b: memref<16x16xbf16> {rngd.dm_base = 1024 : i64, rngd.name = "b"}, %g: f32 {rngd.name = "g"}, %c: memref<16x16xbf16> {rngd.dm_base = 1536 : i64, rngd.name = "c"})
 // IR-NEXT:    fetch.fetch %a {base = 0 : i64, map =
 // IR:         fetch.fetch %b {base = 1024 : i64}
 // DIS:      program 0: "plain/0"
 // DIS:        base: 0x0 (0)
 // DIS:      program 1: "plain/1"
 // DIS:        base: 0x400 (1024)
-// EMIT-LABEL: func.func @plain(%a: memref<1000xi8> {rngd.dm_base = 0 : i64}, %b: memref<16x16xbf16> {rngd.dm_base = 1024 : i64}, %g: f32, %c: memref<16x16xbf16> {rngd.dm_base = 1536 : i64})
-// GENERIC:    sym_name = "plain", function_type = (memref<1000xi8>, memref<16x16xbf16>, f32, memref<16x16xbf16>) -> (), arg_attrs = [{rngd.dm_base = 0 : i64}, {rngd.dm_base = 1024 : i64}, {}, {rngd.dm_base = 1536 : i64}]
+// EMIT-LABEL: func.func @plain(%a: memref<1000xi8> {rngd.dm_base = 0 : i64, rngd.name = "a"}, %b: memref<16x16xbf16> {rngd.dm_base = 1024 : i64, rngd.name = "b"}, %g: f32 {rngd.name = "g"}, %c: memref<16x16xbf16> {rngd.dm_base = 1536 : i64, rngd.name = "c"})
+// GENERIC:    sym_name = "plain", function_type = (memref<1000xi8>, memref<16x16xbf16>, f32, memref<16x16xbf16>) -> (), arg_attrs = [{rngd.dm_base = 0 : i64, rngd.name = "a"}, {rngd.dm_base = 1024 : i64, rngd.name = "b"}, {rngd.name = "g"}, {rngd.dm_base = 1536 : i64, rngd.name = "c"}]
 func.func @plain(%a: memref<1000xi8>, %b: memref<16x16xbf16>, %g: f32, %c: memref<16x16xbf16>) {
   %s = fetch.fetch %a {map = affine_map<(t, p) -> (t * 8 + p)>} : memref<1000xi8> -> !fetch.stream<main, [125], [8], i8>
   %t = rngd.to_trf %s : !fetch.stream<main, [125], [8], i8> -> !rngd.trf<i8>
@@ -53,7 +53,7 @@ func.func @plain(%a: memref<1000xi8>, %b: memref<16x16xbf16>, %g: f32, %c: memre
 // base (the second fetch, with no base, gets it too).  The highest byte taken
 // is 4096 + 63, so %c goes to 4160 and %d to 4224; nothing is placed in the
 // free gap below 4096.
-// IR-LABEL: func.func @mixed(%a: memref<4x16xi8> {rngd.dm_base = 4096 : i64}, %b: memref<4x16xi8> {rngd.dm_base = 256 : i64}, %c: memref<4x16xi8> {rngd.dm_base = 4160 : i64}, %d: memref<4x16xi8> {rngd.dm_base = 4224 : i64})
+// IR-LABEL: func.func @mixed(%a: memref<4x16xi8> {rngd.dm_base = 4096 : i64, rngd.name = "a"}, %b: memref<4x16xi8> {rngd.dm_base = 256 : i64, rngd.name = "b"}, %c: memref<4x16xi8> {rngd.dm_base = 4160 : i64, rngd.name = "c"}, %d: memref<4x16xi8> {rngd.dm_base = 4224 : i64, rngd.name = "d"})
 // IR-NEXT:    fetch.fetch %a {base = 4096 : i64}
 // IR:         fetch.fetch %b {base = 256 : i64}
 // IR:         fetch.fetch %b {base = 256 : i64}
@@ -82,7 +82,7 @@ func.func @mixed(%a: memref<4x16xi8> {rngd.dm_base = 4096 : i64}, %b: memref<4x1
 // the dequant's scale_base; the scale fetch that fetch-split-scaling inserts
 // reads from it.  %w: 16 x 32 codes = 256 bytes at 0x0; %s: 32 bytes at
 // 0x100; %o at 0x140.
-// IR-LABEL: func.func @dequant(%w: memref<16x32xf4E2M1FN> {rngd.dm_base = 0 : i64}, %s: memref<16x2xf8E4M3FN> {rngd.dm_base = 256 : i64}, %g: f32, %o: memref<16x32xf32> {rngd.dm_base = 320 : i64})
+// IR-LABEL: func.func @dequant(%w: memref<16x32xf4E2M1FN> {rngd.dm_base = 0 : i64, rngd.name = "w"}, %s: memref<16x2xf8E4M3FN> {rngd.dm_base = 256 : i64, rngd.name = "s"}, %g: f32 {rngd.name = "g"}, %o: memref<16x32xf32> {rngd.dm_base = 320 : i64, rngd.name = "o"})
 // IR-NEXT:    fetch.fetch %w {base = 0 : i64}
 // IR-NEXT:    fetch.dequant %{{.*}}, %s, %g {format = "nvfp4", scale_base = 256 : i64}
 // DIS:      program 6: "dequant/0"
@@ -101,7 +101,7 @@ func.func @dequant(%w: memref<16x32xf4E2M1FN>, %s: memref<16x2xf8E4M3FN>, %g: f3
 
 // @views: two explicitly placed views of one 4 KiB buffer overlap (rows 32..63
 // of %whole are %half): accepted.  %out goes after the buffer, at 0x1000.
-// IR-LABEL: func.func @views(%whole: memref<64x64xi8> {rngd.dm_base = 0 : i64}, %half: memref<32x64xi8> {rngd.dm_base = 2048 : i64}, %out: memref<32x64xi8> {rngd.dm_base = 4096 : i64})
+// IR-LABEL: func.func @views(%whole: memref<64x64xi8> {rngd.dm_base = 0 : i64, rngd.name = "whole"}, %half: memref<32x64xi8> {rngd.dm_base = 2048 : i64, rngd.name = "half"}, %out: memref<32x64xi8> {rngd.dm_base = 4096 : i64, rngd.name = "out"})
 // DIS:      program 8: "views/0"
 // DIS:        base: 0x0 (0)
 // DIS:      program 9: "views/1"
@@ -120,7 +120,7 @@ func.func @views(%whole: memref<64x64xi8> {rngd.dm_base = 0 : i64}, %half: memre
 // bytes below its base; the first 64-byte boundary whose lowest byte is past
 // %r (which ends at 0x5f) is 0x80 (bytes 0x70 .. 0x8f).  %p: 3 f4E2M1FN
 // codes, 2 bytes, at 0xc0 (after 0x8f); %q at 0x100 (after 0xc1).
-// IR-LABEL: func.func @layouts(%w: memref<2x16xi8> {rngd.dm_base = 0 : i64}, %r: memref<2x16xi8, strided<[-16, 1], offset: 16>> {rngd.dm_base = 64 : i64}, %n: memref<2x16xi8, strided<[-16, 1]>> {rngd.dm_base = 128 : i64}, %p: memref<3xf4E2M1FN> {rngd.dm_base = 192 : i64}, %q: memref<4xi8> {rngd.dm_base = 256 : i64})
+// IR-LABEL: func.func @layouts(%w: memref<2x16xi8> {rngd.dm_base = 0 : i64, rngd.name = "w"}, %r: memref<2x16xi8, strided<[-16, 1], offset: 16>> {rngd.dm_base = 64 : i64, rngd.name = "r"}, %n: memref<2x16xi8, strided<[-16, 1]>> {rngd.dm_base = 128 : i64, rngd.name = "n"}, %p: memref<3xf4E2M1FN> {rngd.dm_base = 192 : i64, rngd.name = "p"}, %q: memref<4xi8> {rngd.dm_base = 256 : i64, rngd.name = "q"})
 // DIS:      program 10: "layouts/0"
 // DIS:        base: 0x0 (0)
 // DIS:      program 11: "layouts/1"

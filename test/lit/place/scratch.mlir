@@ -9,7 +9,7 @@
 // %w: 80 bytes at 0x0; %o: 640 bytes at 0x80; %v: 80 bytes at 0x300 (ends
 // at 0x350); the scratch buffers, after all three: 160 bytes at 0x380, then
 // 160 bytes at 0x440 (0x420 rounded up).
-// CHECK-LABEL: func.func @two_scratch(%w: memref<10x16xf4E2M1FN> {rngd.dm_base = 0 : i64}, %o: memref<10x16xf32> {rngd.dm_base = 128 : i64}, %v: memref<10x16xf4E2M1FN> {rngd.dm_base = 768 : i64}) -> !rngd.trf<f8E5M2> {
+// CHECK-LABEL: func.func @two_scratch(%w: memref<10x16xf4E2M1FN> {rngd.dm_base = 0 : i64, rngd.name = "w"}, %o: memref<10x16xf32> {rngd.dm_base = 128 : i64, rngd.name = "o"}, %v: memref<10x16xf4E2M1FN> {rngd.dm_base = 768 : i64, rngd.name = "v"}) -> !rngd.trf<f8E5M2> {
 // CHECK-NEXT:    %scratch0 = rngd.scratch {dm_base = 896 : i64} : memref<10x16xf8E4M3FN>
 // CHECK:         rngd.commit %{{.*}}, %scratch0
 // CHECK-NEXT:    fetch.fetch %scratch0 {base = 896 : i64}
@@ -43,7 +43,7 @@ func.func @after_explicit(%w: memref<64x16xf4E2M1FN> {rngd.dm_base = 262144 : i6
 // -----
 
 // A scratch buffer written by hand is placed the same way.
-// CHECK-LABEL: func.func @by_hand(%a: memref<4x16xi8> {rngd.dm_base = 0 : i64})
+// CHECK-LABEL: func.func @by_hand(%a: memref<4x16xi8> {rngd.dm_base = 0 : i64, rngd.name = "a"})
 // CHECK-NEXT:    %b = rngd.scratch {dm_base = 64 : i64} : memref<4x16xi8>
 // CHECK-NEXT:    fetch.fetch %a {base = 0 : i64}
 // CHECK-NEXT:    rngd.commit

@@ -13,7 +13,7 @@
 
 // CHECK:      builtin.module {
 // CHECK-NEXT:   fetch_seq.table @f4E2M1FN_to_f8E4M3FN {in_type = f4E2M1FN, out_type = f8E4M3FN, entries = array<i32: 0, 48, 56, 60, 64, 68, 72, 76, 128, 176, 184, 188, 192, 196, 200, 204, 12288, 12336, {{.*}}, 52428>, paired}
-// CHECK-NEXT:   func.func @decode(%w: memref<512x64xf4E2M1FN> {rngd.dm_base = 65536 : i64}, %out: memref<512x64xf32> {rngd.dm_base = 81920 : i64}) {
+// CHECK-NEXT:   func.func @decode(%w: memref<512x64xf4E2M1FN> {rngd.dm_base = 65536 : i64, rngd.name = "w"}, %out: memref<512x64xf32> {rngd.dm_base = 81920 : i64, rngd.name = "out"}) {
 // CHECK-NEXT:     %[[P:.*]] = fetch_seq.program %w {program_name = "decode/0", unit = #fetch_seq.unit<main>, base = 65536 : i64, packet_size = 64 : i64, fetch_size = 4 : i64, limits = array<i64: 32768>, strides = array<i64: 1>, stages = #fetch_seq.stages<table_lookup,type_conversion>, table = @f4E2M1FN_to_f8E4M3FN, type_conversion = #fetch_seq.cast<f8E4M3FN_to_f32>, zp_mode = #fetch_seq.zp_mode<none>, flit_count = 8 : i64, words_per_packet = 8 : i64, cycles = 4096 : i64} : memref<512x64xf4E2M1FN> -> !fetch.stream<main, [512], [64], f32>
 // CHECK-NEXT:     %[[S:.*]] = rngd.switch %[[P]] : !fetch.stream<main, [512], [64], f32> -> !fetch.stream<main, [512], [64], f32>
 // CHECK-NEXT:     rngd.commit %[[S]], %out

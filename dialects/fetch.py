@@ -724,9 +724,9 @@ class DequantOp(IRDLOperation):
 
     input = operand_def(StreamType)
     bscale = operand_def(MemRefType)
-    gscale = opt_operand_def(builtin.Float32Type)
+    gscale = opt_operand_def()  # any type: verify_ says what the tensor scale must be
     result = result_def(StreamType)
-    format = prop_def(StringAttr)
+    format = opt_prop_def(StringAttr)  # required: verify_ lists the formats when it is missing
     scale_base = opt_prop_def(IntegerAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
@@ -759,14 +759,46 @@ class DequantOp(IRDLOperation):
         and shapes, element :data:`RESULT_ELEMENT` (``f32``)."""
         return codes.with_element(target.mlir_type(cls.RESULT_ELEMENT))
 
+    @property
+    def dequant_format(self) -> target.DequantFormat:
+        """The op's format (``target.DEQUANT_FORMATS``), of an op that
+        verified (its ``format`` is present and known)."""
+        assert self.format is not None
+        return target.DEQUANT_FORMATS[self.format.data]
+
+    def _missing_format(self, scale: Attribute) -> str:
+        """The error for a ``fetch.dequant`` without ``format``: the formats
+        to choose from, and the one its block-scale type implies."""
+        choices = " or ".join(
+            f'{{format = "{f.name}"}} (one {f.scale.name} block scale per {f.block} codes'
+            + (", an f32 tensor scale)" if f.tensor_scale else ", no tensor scale)")
+            for f in target.DEQUANT_FORMATS.values()
+        )
+        implied = target.dequant_format_for_scale(target.element_type(scale))
+        so = f'; its block scales are {implied.scale.name}, so {{format = "{implied.name}"}}' if implied else ""
+        return f"needs its 'format' property: {choices}{so}"
+
+    def _tensor_scale_kind(self, fmt: str) -> None:
+        """An nvfp4 tensor scale is one f32 value (ir.md §2): raise
+        :class:`OpError` for an operand of any other type."""
+        if self.gscale is None or isinstance(self.gscale.type, builtin.Float32Type):
+            return
+        what = "a memref" if isinstance(self.gscale.type, MemRefType) else _tname(self.gscale.type)
+        raise OpError(
+            f"its tensor scale (the third operand) is {_tname(self.gscale.type)}, but the {fmt} tensor scale is one "
+            f"f32 value: pass it as an f32 scalar argument of the function (%g: f32) or an arith.constant, not {what}"
+        )
+
     def verify_(self) -> None:
         src = self.input.type
         dst = self.result.type
         bs = self.bscale.type
         assert isinstance(src, StreamType) and isinstance(dst, StreamType) and isinstance(bs, MemRefType)
-        fmt = self.format.data
+        fmt = self.format.data if self.format is not None else None
 
         def formats() -> None:
+            if fmt is None:
+                raise OpError(self._missing_format(bs.element_type))
             if fmt not in target.DEQUANT_FORMATS:
                 raise OpError(f"unknown format \"{fmt}\": fetch.dequant decodes \"nvfp4\" or \"mxfp4\"")
             spec = target.DEQUANT_FORMATS[fmt]
@@ -780,6 +812,7 @@ class DequantOp(IRDLOperation):
                 )
             if spec.tensor_scale and self.gscale is None:
                 raise OpError("nvfp4 needs the f32 tensor scale as its third operand")
+            self._tensor_scale_kind(fmt)
             if not spec.tensor_scale and self.gscale is not None:
                 raise OpError("mxfp4 has no tensor scale: drop the third operand")
             if self.scale_base is not None:
@@ -800,7 +833,7 @@ class DequantOp(IRDLOperation):
         def scale_shape() -> None:
             codes = self.input.owner
             assert isinstance(codes, FetchOp)
-            block = target.DEQUANT_FORMATS[fmt].block
+            block = self.dequant_format.block
             try:
                 cshape, sshape = list(static_shape(codes.memref)), list(static_shape(bs))
             except ValueError as e:

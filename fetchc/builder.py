@@ -955,8 +955,8 @@ class Stream:
         if format is None:
             bt = bscale.type
             elem = target.element_type(bt.element_type) if isinstance(bt, MemRefType) else None
-            found = [f for f, spec in target.DEQUANT_FORMATS.items() if spec.scale == elem]
-            if len(found) != 1:
+            inferred = target.dequant_format_for_scale(elem)
+            if inferred is None:
                 known = ", ".join(f"{f} ({spec.scale.name})" for f, spec in target.DEQUANT_FORMATS.items())
                 raise _infer_error(
                     DequantOp.name,
@@ -964,7 +964,7 @@ class Stream:
                     f"their block-scale types are {known}; pass format=",
                     where,
                 )
-            format = found[0]
+            format = inferred.name
         result = DequantOp.result_type(self.type)
         return self._stream(lambda: DequantOp(self.value, bscale, gscale, format, result, scale_base), where)
 

@@ -191,6 +191,9 @@ def main_compile(argv: list[str]) -> int:
         data = _read_input(args.input)
     except OSError as e:
         return _error(f"cannot read '{args.input}': {e.strerror or e}")
+    if _is_seqbin(data):
+        return _file_error(filename, f"this is a seq.bin (compiled output), not MLIR: use 'fetchc dis {args.input}' to "
+                                     "read it, 'fetchc sim' to run its programs")
     dest = (_identities([args.input]), "seq.bin" if args.emit == "bin" else None, ", or --emit=mlir / --emit=seq")
     if not args.verify_diagnostics and _refused(args.output, *dest):
         return 1
@@ -284,7 +287,8 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
                 try:
-                    outputs.append(_emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo))
+                    out, diags = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+                    outputs.append(out)
                 except DiagnosticError as e:
                     diags = e.diagnostics
         if args.verify_diagnostics:
@@ -349,7 +353,10 @@ def _pass_prints_to_stderr(output: str):
     return contextlib.nullcontext()
 
 
-def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
+def _emit(module, emit: str, generic: bool, debuginfo: bool, filename: str) -> tuple[bytes, list[Diagnostic]]:
+    """The output for ``--emit``, and the warnings about it: a ``seq.bin``
+    without any program (the input holds no kernel) is written, with a
+    warning.  Raises :class:`DiagnosticError` for what cannot be emitted."""
     from fetchc.driver import print_module
     from fetchc.seqbin.emit import emit_seqbin
 
@@ -357,14 +364,28 @@ def _emit(module, emit: str, generic: bool, debuginfo: bool) -> bytes:
         from fetchc.kernel import write_names
 
         write_names(module)  # ir.md §2a: the names survive tools that rename SSA values
-        return print_module(module, generic, debuginfo).encode()
-    return emit_seqbin(module)[1]
+        return print_module(module, generic, debuginfo).encode(), []
+    sb, data = emit_seqbin(module)
+    if sb.programs:
+        return data, []
+    return data, [Diagnostic("warning", "the input holds no kernel (no func.func with a fetch.fetch): the seq.bin "
+                             "has no program", (filename, 0, 0))]
+
+
+def _is_seqbin(data: bytes) -> bool:
+    """``data`` starts like a ``seq.bin`` (its magic, seqbin.md HEADER)."""
+    from fetchc.seqbin.format import MAGIC
+
+    return data[: len(MAGIC)] == MAGIC
 
 
 def main_dis(argv: list[str]) -> int:
     from fetchc.seqbin import SeqBinError, disassemble, read, to_json
 
-    p = _ArgumentParser(prog="fetchc dis", description="Print a seq.bin readably (validating it).")
+    p = _ArgumentParser(
+        prog="fetchc dis",
+        description="Print a seq.bin readably (validating it); --json for tools. Details: docs/cli.md and docs/seqbin.md.",
+    )
     p.add_argument("input", help="seq.bin file, '-' for stdin")
     p.add_argument("--json", action="store_true", help="print JSON for tools")
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
@@ -460,8 +481,9 @@ def _sim_parser() -> argparse.ArgumentParser:
             "Run the Fetch Unit programs of a seq.bin on a DM image: a flat byte file (--dm; address 0 is its "
             "first byte), or the image laid out from named arrays at the MANIFEST's placements (--arg). Each "
             "result has the stream's shape, time dims then packet dims, from the MANIFEST (a 1.0 file without "
-            "one gives (packets, packet_size)). Encoding (ir.md §5): f32, i32, i8, i16 as themselves; bf16 and "
-            "8-bit floats as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8."
+            "one gives (packets, packet_size)). Encoding: f32, i32, i8, i16 as themselves; bf16 and 8-bit floats "
+            "as raw bits in uint16/uint8; i5 as int8; i9 as int16; 4-bit codes in uint8. Details: docs/cli.md, "
+            "'fetchc sim'."
         ),
     )
     p.add_argument("seqbin", help="the seq.bin file")
@@ -605,7 +627,7 @@ def _run_parser() -> argparse.ArgumentParser:
             "their placements, run every Fetch Unit program from the emitted seq.bin bytes, then the downstream "
             "rngd ops with RNGD numerics, and write every committed tensor, by name and in its memref shape, "
             "into an .npz (encoding as for 'fetchc sim': f32/i32/i8/i16 as themselves, bf16 and 8-bit floats as "
-            "raw uint16/uint8 bits, 4-bit codes as uint8)."
+            "raw uint16/uint8 bits, 4-bit codes as uint8). Details: docs/cli.md, 'fetchc run'."
         ),
     )
     p.add_argument("input", help="the kernel's .mlir file, '-' for stdin")
@@ -659,6 +681,10 @@ def main_run(argv: list[str]) -> int:
 
     sources = SourceManager()
     try:
+        if _is_seqbin(data):
+            return _file_error(filename, "this is a seq.bin (compiled output), not MLIR: fetchc run compiles a kernel "
+                                         f"and runs it; to run the programs of a seq.bin use 'fetchc sim {args.input} "
+                                         "--arg NAME=FILE.npy ...' ('fetchc dis' prints it)")
         text = decode_source(data, filename)
         sources.add(filename, text)
         result = compile_(text, filename=filename)

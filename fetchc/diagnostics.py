@@ -3,7 +3,7 @@
 The bottom of fetchc: every layer (target rules, dialect verifiers, passes,
 the seq.bin reader, the golden model, the command line) raises or returns
 these.  This module imports nothing of fetchc but :mod:`fetchc.escape`, and of xDSL only the
-``VerifyException`` base class.
+``VerifyException`` and ``PassFailedException`` base classes.
 
 * :class:`Diagnostic` is one ``error:`` / ``warning:`` / ``remark:`` /
   ``note:`` message with an optional ``(filename, line, column)`` location
@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from fetchc.escape import printable
 
@@ -86,11 +86,13 @@ class OpError(VerifyException):
         self.notes = list(notes or [])
 
 
-class PassError(OpError):
+class PassError(OpError, PassFailedException):
     """An error a pass raises at ``op`` (any op of the module, not only the
     one being rewritten), with optional ``(op, message)`` notes.  The driver
     renders it like a verifier error: ``'fetch.convert' op <message>`` at
-    ``op``'s location."""
+    ``op``'s location.  It is also xDSL's ``PassFailedException``: under
+    ``xdsl-opt`` (:meth:`fetchc.rewriting.FetchcPass.apply`) it is reported
+    as xDSL reports the failures of its own passes."""
 
     def __init__(self, op: Operation, message: str, notes: list[tuple[Operation, str]] | None = None):
         super().__init__(message, notes)

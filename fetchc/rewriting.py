@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
+
+if TYPE_CHECKING:
+    from fetchc.diagnostics import PassError
 
 __all__ = ["walk", "apply_pattern", "FetchcPass", "ChangeTracker"]
 
@@ -86,7 +89,36 @@ class FetchcPass(ModulePass):
     summary: ClassVar[str] = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self.apply_tracked(ctx, op, PatternRewriterListener())
+        """Run the pass as ``xdsl-opt`` (or any xDSL pass pipeline) does.  A
+        :class:`~fetchc.diagnostics.PassError` is reported as xDSL reports
+        its own diagnostics: the same exception, its message now the located
+        ``file:line:col: error: 'op' op ...`` line (the op path when the op
+        has no file location) with the notes, and the module printed with
+        the op marked, as a note (``Operation.emit_error``), so that
+        ``xdsl-opt --verify-diagnostics`` prints it like a verifier error."""
+        from fetchc.diagnostics import PassError
+
+        try:
+            self.apply_tracked(ctx, op, PatternRewriterListener())
+        except PassError as err:
+            _raise_as_xdsl(err)
+
+
+def _raise_as_xdsl(err: PassError) -> NoReturn:
+    """Re-raise ``err`` as xDSL raises a diagnostic (see
+    :meth:`FetchcPass.apply`)."""
+    from xdsl.utils.diagnostic import Diagnostic as XdslDiagnostic
+
+    from fetchc.diagnostics import flatten, header
+    from fetchc.frontend.locations import op_error
+
+    diag = op_error(err.op, err.message, err.notes)
+    err.args = ("\n".join(header(d) for d in flatten([diag])),)
+    marks = XdslDiagnostic()
+    marks.add_message(err.op, f"error: {diag.message}")
+    for note_op, text in err.notes:
+        marks.add_message(note_op, f"note: {text}")
+    marks.raise_exception(err.op, err)
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         raise NotImplementedError

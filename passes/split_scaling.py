@@ -110,7 +110,7 @@ def scale_fetch_ops(op: DequantOp, codes: FetchOp, base: int | None) -> tuple[li
     fetch's ``base`` (bytes), or None to leave it to ``fetch-place-dm``.
     Raises :class:`PassError` at ``op`` when the packets do not cover whole
     blocks or the scale fetch breaks a sequencer limit (hardware.md §3)."""
-    fmt = target.DEQUANT_FORMATS[op.format.data]
+    fmt = op.dequant_format
     bs_type = op.bscale.type
     assert isinstance(bs_type, MemRefType)
     try:
@@ -148,7 +148,7 @@ def scale_ops(op: DequantOp, decoded: SSAValue, scale: SSAValue) -> tuple[list[O
     ``decoded``: ``rngd.block_scale`` with the stream ``scale``, then (nvfp4)
     ``rngd.tensor_scale`` with its tensor scale.  Returns the new ops (not
     inserted, located at ``op``) and the result stream."""
-    bscale = BlockScaleOp(decoded, scale, target.DEQUANT_FORMATS[op.format.data].block)
+    bscale = BlockScaleOp(decoded, scale, op.dequant_format.block)
     ops: list[Operation] = [bscale]
     result = bscale.result
     if op.gscale is not None:

@@ -101,3 +101,28 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from xdsl.transforms import get_all_passes
 
     return {**get_all_passes(), **fetchc_passes()}
+
+
+SUGGESTED_DIALECTS = ("fetch", "rngd", "fetch_seq", "func", "arith")
+"""Where :func:`closest_op_name` looks when the op's own dialect is unknown."""
+
+
+def closest_op_name(ctx: Context, name: str) -> str | None:
+    """The registered op name closest to the unknown ``name`` (a typo such as
+    ``fetch.cnvert`` → ``fetch.convert``), for a "did you mean" hint: among
+    the ops of ``name``'s dialect when that dialect is registered, else of
+    :data:`SUGGESTED_DIALECTS`.  None when nothing is close (difflib's
+    ratio below 0.75)."""
+    import difflib
+
+    dialect = name.partition(".")[0]
+    known = set(ctx.registered_dialect_names)
+    pool = [dialect] if dialect in known else [d for d in SUGGESTED_DIALECTS if d in known]
+    names: list[str] = []
+    for d in pool:
+        try:
+            names.extend(op.name for op in ctx.get_dialect(d).operations)
+        except Exception:  # noqa: BLE001 - a dialect that fails to load offers no suggestion
+            continue
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return found[0] if found else None

@@ -17,7 +17,8 @@ xDSL 0.75 (pinned; :mod:`fetchc.frontend.xdsl_compat` checks the version):
   its first use (xDSL reports it at the end of the input);
 * ``_parse_optional_integer_or_float_type``, ``_parse_dense_literal_type``:
   the integer-width and dense-size bounds;
-* ``_get_op_by_name``: an unregistered op is reported at its name.
+* ``_get_op_by_name``: an unregistered op is reported at its name, with the
+  closest registered name ("did you mean 'fetch.convert'?").
 
 Upstream (xDSL): a location-tracking hook in ``Parser.parse_operation``;
 deferred location aliases (MLIR resolves ``loc(#loc5)`` used before
@@ -52,6 +53,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from fetchc.diagnostics import Loc
 
+from fetchc.frontend.context import closest_op_name
 from fetchc.frontend.locations import LineIndex
 from fetchc.frontend.xdsl_compat import PatchedParser
 
@@ -347,7 +349,9 @@ class LocatedParser(PatchedParser):
             if pos > 0 and content[pos - 1] == '"':
                 pos -= 1
             if pos >= 0:
-                self.raise_error(f"Operation {name} is not registered", pos)
+                close = closest_op_name(self.ctx, name)
+                hint = f"; did you mean '{close}'?" if close else ""
+                self.raise_error(f"Operation {name} is not registered{hint}", pos)
         return super()._get_op_by_name(name)
 
     def parse_operation(self) -> Operation:

@@ -207,6 +207,27 @@ def _parser_choice(parser: str | None) -> str:
     return choice
 
 
+_BASE_ATTRIBUTE = re.compile(r"(.+) should be of base attribute (\S+)", re.S)
+_OP_NAME = re.compile(r'"?([A-Za-z_][\w$.]*)')
+
+
+def _op_format_text(parser: LocatedParser | None, text: str, message: str) -> str:
+    """A ``VerifyException`` raised while an op's custom form is parsed
+    (xDSL checks the types after ``:`` against the op's definition, and says
+    only ``f32 should be of base attribute memref``), named by the op being
+    parsed as MLIR names an op: ``'fetch.fetch' op expects a memref where its
+    type signature has f32``."""
+    start = parser.op_starts[-1] if parser is not None and parser.op_starts else None
+    m = _OP_NAME.match(text, start) if start is not None else None
+    if m is None:
+        return message
+    base = _BASE_ATTRIBUTE.fullmatch(message.strip())
+    if base is not None:
+        got, want = " ".join(base.group(1).split()), base.group(2)
+        return f"'{m.group(1)}' op expects {'an' if want[0] in 'aeiou' else 'a'} {want} where its type signature has {got}"
+    return f"'{m.group(1)}' op {message}"
+
+
 def parse_module(
     ctx: Context, text: str, filename: str, line_offset: int = 0, parser: str | None = None
 ) -> ModuleOp:
@@ -262,7 +283,7 @@ def _slow_parse(ctx: Context, text: str, filename: str, line_offset: int) -> Mod
         ) from None
     except VerifyException as err:
         loc = _current_loc(parser, text, filename, index)
-        raise DiagnosticError(Diagnostic("error", exception_text(err), loc)) from None
+        raise DiagnosticError(Diagnostic("error", _op_format_text(parser, text, exception_text(err)), loc)) from None
     except ValueError as err:
         if "integer string conversion" not in str(err):
             raise _internal(err, parser, text, filename, index) from None

@@ -5,8 +5,10 @@ Spec: ir.md §3 (one op gets one error: the first rule it breaks).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -16,7 +18,41 @@ from fetchc.frontend.locations import exception_text, op_error
 from fetchc.frontend.xdsl_compat import verify_op_alone
 from fetchc.rewriting import walk
 
-__all__ = ["verify_module"]
+__all__ = ["verify_module", "xdsl_message"]
+
+
+_NOT_TERMINATOR = re.compile(r"Operation \S+ terminates block in single-block region but is not a terminator")
+_BASE_ATTRIBUTE = re.compile(
+    r"(operand|result) '(\w+)' at position (\d+) does not verify:\s*(.+) should be of base attribute (\S+)", re.S
+)
+
+
+def xdsl_message(op: Operation, text: str) -> str:
+    """A message of xDSL's generic verification in fetchc's words (MLIR-like,
+    one line, saying the fix), for the messages users meet:
+
+    * a block whose last op is no terminator: in a ``func.func`` body, "a
+      function body must end with func.return";
+    * an operand or result of the wrong kind (``operand 'x' at position 2
+      does not verify: T should be of base attribute B``): "its operand 'x'
+      (#2) is T, but must be B".
+
+    Any other message is returned unchanged."""
+    if _NOT_TERMINATOR.fullmatch(text):
+        parent = op.parent_op()
+        if isinstance(parent, FuncOp):
+            outs = parent.function_type.outputs.data
+            ret = "func.return" + (f" %v : {', '.join(str(t) for t in outs)}" if outs else "")
+            return (f"is the last op of the body of func @{parent.sym_name.data}, but a function body must end with "
+                    f"func.return: add '{ret}' after it")
+        if parent is not None:
+            return (f"is the last op of a block of '{parent.name}', but it is not a terminator: end the block with "
+                    f"the terminator '{parent.name}' expects")
+    m = _BASE_ATTRIBUTE.fullmatch(text.strip())
+    if m:
+        kind, name, pos, got, want = m.groups()
+        return f"its {kind} '{name}' (#{pos}) is {' '.join(got.split())}, but must be {want}"
+    return text
 
 
 def verify_module(module: Operation, only: Collection[Operation] | None = None) -> list[Diagnostic]:
@@ -47,7 +83,7 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
         except OpError as err:
             diagnostics.append(op_error(op, err.message, err.notes))
         except VerifyException as err:
-            diagnostics.append(op_error(op, exception_text(err)))
+            diagnostics.append(op_error(op, xdsl_message(op, exception_text(err))))
         except MemoryError:
             raise  # a resource, not the input: the command line says "out of memory"
         except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic

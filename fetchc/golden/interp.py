@@ -94,7 +94,6 @@ from xdsl.traits import SymbolTable
 
 from fetchc import target
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
-from fetchc.target.facts import DEQUANT_FORMATS
 from fetchc.target.layout import linear_coefficients, memref_layout
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
@@ -411,8 +410,8 @@ class FetchcFunctions(InterpreterFunctions):
         bs_type = op.bscale.type
         assert isinstance(bs_type, MemRefType)
         bscale = _check_memref(args[1], bs_type, "fetch.dequant block scales")
-        fmt = op.format.data
-        block = DEQUANT_FORMATS[fmt].block
+        fmt = op.dequant_format.name
+        block = op.dequant_format.block
         idx = fetch_indices(fetch)
         sidx = idx[:-1] + (idx[-1] // block,)
         scale_shape = bscale.shape

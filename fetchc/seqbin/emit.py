@@ -34,7 +34,7 @@ from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
 from fetchc.rewriting import walk
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, scratch_names, slice_dim, tensor_name
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
 from fetchc.target.layout import memref_byte_span, memref_layout
@@ -90,6 +90,25 @@ def program_record(op: ProgramOp, table_index: int | None) -> Program:
     )
 
 
+_LOWERED_BY = (("fetch.convert", "fetch-legalize-convert"), ("fetch.dequant", "fetch-split-scaling"))
+
+
+def _lowering_hint(module: ModuleOp) -> str:
+    """What lowers the ops still in ``module`` to ``fetch_seq``, named from
+    the IR (so never a pass that already ran: each of these passes lowers
+    every op it handles): ``fetch-legalize-convert`` while a ``fetch.convert``
+    is left, ``fetch-split-scaling`` while a ``fetch.dequant`` is, then
+    ``fetch-to-seq``; ``fetch-place-dm`` first while a kernel's tensor has
+    no address."""
+    left = {op.name for op in walk(module)}
+    unplaced = any(
+        isinstance(a.type, MemRefType) and arg_attribute(f, a, DM_BASE_ATTR) is None
+        for f in kernels(module) for a in f.body.block.args
+    )
+    passes = ["fetch-place-dm"] * unplaced + [p for name, p in _LOWERED_BY if name in left] + ["fetch-to-seq"]
+    return f"run {', then '.join(passes)}; without -p the default pipeline runs every pass"
+
+
 def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     tables: list[Table] = []
     table_index: dict[Operation, int] = {}
@@ -98,11 +117,7 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     for op in walk(module):
         if op.name in UNLOWERED:
             raise DiagnosticError(
-                op_error(
-                    op,
-                    "is still present: --emit=bin needs the pipeline to reach fetch_seq "
-                    "(run fetch-legalize-convert, fetch-split-scaling, fetch-to-seq)",
-                )
+                op_error(op, f"is still present: --emit=bin needs the pipeline to reach fetch_seq ({_lowering_hint(module)})")
             )
         if not isinstance(op, ProgramOp):
             continue

@@ -76,6 +76,7 @@ __all__ = [
     "MEMORY_BITS",
     "DequantFormat",
     "DEQUANT_FORMATS",
+    "dequant_format_for_scale",
     "TABLE_ENTRIES",
     "TABLE_ENTRY_BYTES",
     "TABLE_KEY_BYTES",
@@ -423,6 +424,14 @@ DEQUANT_FORMATS: dict[str, DequantFormat] = {
     "mxfp4": DequantFormat("mxfp4", 32, F8E8M0FNU, False),
 }
 """hardware.md §4: the formats ``fetch.dequant`` decodes, by name."""
+
+
+def dequant_format_for_scale(scale: ElementType | None) -> DequantFormat | None:
+    """The block-scaled format whose block scales are of type ``scale``
+    (``f8E4M3FN`` → nvfp4, ``f8E8M0FNU`` → mxfp4), or None when no format,
+    or more than one, has that scale type."""
+    found = [f for f in DEQUANT_FORMATS.values() if f.scale == scale]
+    return found[0] if len(found) == 1 else None
 
 # --------------------------------------------------------------------------
 # Lookup tables (hardware.md §2.1, seqbin.md "TABLES")

@@ -98,3 +98,34 @@ def test_a_failing_xdsl_pass_names_the_pass_and_the_op(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "error: pass 'apply-pdl-interp' failed (xDSL AssertionError: matcher function not found): " \
            "it does not support this input" in err
+
+
+def test_fetchc_pass_errors_reach_xdsl_as_xdsl_diagnostics():
+    """Run through xDSL's own ``PassPipeline`` (as ``xdsl-opt`` does), a
+    fetchc pass that fails raises xDSL's ``PassFailedException`` (still the
+    ``PassError``, with its op), whose message is the located diagnostic and
+    whose note is the module with the failing op marked."""
+    from xdsl.passes import PassPipeline
+    from xdsl.utils.exceptions import DiagnosticException, PassFailedException
+
+    from fetchc.diagnostics import PassError
+    from fetchc.driver import parse_pipeline
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+
+    bad = DECODE.replace("f8E4M3FN>", "i8>").replace("xf8E4M3FN>", "xi8>")
+    module = parse_module(shared_context(), bad, "bad.mlir")
+    with pytest.raises(PassFailedException) as e:
+        PassPipeline(tuple(parse_pipeline("fetch-legalize-convert"))).apply(shared_context(), module)
+    err = e.value
+    assert isinstance(err, PassError) and isinstance(err, DiagnosticException)
+    assert err.op.name == "fetch.convert"
+    assert str(err) == (
+        "bad.mlir:3:8: error: 'fetch.convert' op cannot be legalised: the Fetch Adapter cannot convert f4E2M1FN to "
+        "i8: from f4E2M1FN the Fetch Adapter offers f8E4M3FN (table lookup), f8E5M2 (table lookup), f32 (table lookup + "
+        "type cast)"
+    ), str(err)
+    (note,) = err.__notes__
+    marked = note.splitlines()
+    i = next(k for k, ln in enumerate(marked) if '"fetch.convert"' in ln)
+    assert marked[i + 1].lstrip().startswith("^^^^") and "error: 'fetch.convert' op cannot be legalised" in marked[i + 2]

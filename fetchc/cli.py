@@ -29,6 +29,7 @@ from fetchc import startup
 startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
 
 import argparse  # noqa: E402
+import contextlib
 import functools
 import json
 import os
@@ -696,7 +697,8 @@ def main_run(argv: list[str]) -> int:
         inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
         if _refused(args.output, inputs, ".npz data"):
             return 1
-        outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
+        with _warnings_rendered(sources):
+            outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
     except (InputError, RunError) as e:
         return _error(f"{e}")
     except SimError as e:
@@ -707,6 +709,29 @@ def main_run(argv: list[str]) -> int:
     if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
         _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
     return _write_arrays(args.output, outputs, inputs)
+
+
+@contextlib.contextmanager
+def _warnings_rendered(sources: SourceManager):
+    """Within the block, a :class:`~fetchc.diagnostics.DiagnosticWarning`
+    (``warnings.warn`` of the golden model) is printed on stderr as a
+    located ``warning:`` diagnostic when the block ends, like the compiler's
+    diagnostics; other warnings go on as they came."""
+    import warnings
+
+    from fetchc.diagnostics import DiagnosticWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DiagnosticWarning)
+        try:
+            yield
+        finally:
+            ours = [w.message.diagnostic for w in caught if isinstance(w.message, DiagnosticWarning)]
+            if ours:
+                sys.stderr.write(render_all(ours, sources))
+    for w in caught:
+        if not isinstance(w.message, DiagnosticWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _dispatch(argv: list[str]) -> int:

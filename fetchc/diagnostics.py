@@ -55,6 +55,7 @@ __all__ = [
     "SEVERITIES",
     "Diagnostic",
     "DiagnosticError",
+    "DiagnosticWarning",
     "Loc",
     "OpError",
     "PassError",
@@ -152,6 +153,18 @@ class DiagnosticError(Exception):
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         paths = PathCache()
         super().__init__("\n".join(header(d, paths) for d in flatten(self.diagnostics)))
+
+
+class DiagnosticWarning(UserWarning):
+    """A warning about an input that is still processed (``warnings.warn``
+    category of ``fetchc.run``: an argument no program reads, a value fetchc
+    can only approximate); ``.diagnostic`` holds it as a ``warning``
+    diagnostic, located where it can be, which the command line renders
+    like its other diagnostics.  ``str()`` is its header line."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+        super().__init__("\n".join(header(d) for d in flatten([diagnostic])))
 
 
 def flatten(diagnostics: Iterable[Diagnostic]) -> Iterator[Diagnostic]:

@@ -42,7 +42,8 @@ What :func:`run_seqbin` does
    ``rngd.transpose``       a **row-major reshape** of the elements to the result
                             stream's shape: the IR does not say which
                             permutation the Transpose Engine applies, so this
-                            reinterprets, it moves no data
+                            reinterprets, it moves no data; a tensor committed
+                            from it gets a DiagnosticWarning at the op
    ``rngd.block_scale``     Vector Engine multiply by the block's scale
                             (hardware.md §2.2a, §4: ``f32`` scales as they are,
                             ``f8E8M0FNU`` as ``2^(e-127)``; subnormal operands
@@ -107,7 +108,7 @@ from fetchc.dialects.rngd import (
     TensorScaleOp,
     TransposeOp,
 )
-from fetchc.diagnostics import DiagnosticError
+from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
 from fetchc.frontend.locations import loc_text, op_error
 from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
@@ -359,6 +360,7 @@ class _Stream:
     bounds: Magnitudes | None = None
     steps: list[tuple[Any, int | None]] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
+    transposes: tuple[Operation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -502,6 +504,7 @@ class _Runner:
             assert s.arr is not None
             s.arr = rngd_ops.transpose(s.arr, op.result.type, (self.slices,))
             s.shape = s.arr.shape
+            s.transposes = (*s.transposes, op)
             env[op.result] = s
         elif isinstance(op, BlockScaleOp):
             x: _Stream = env.pop(op.input)
@@ -633,6 +636,8 @@ class _Runner:
             )
         s = self.materialise(v)
         assert s.arr is not None
+        for tr in s.transposes:
+            _warn_transpose(tr, t.name)
         arr = rngd_ops.committed(s.arr, tuple(t.shape), (self.slices,))
         if not t.scratch:
             outputs[t.name] = self.assemble(op, t, arr)
@@ -682,6 +687,20 @@ def _check_ranks(kernel: Kernel, lead: int = 1) -> None:
                 f"{what} of @{kernel.name} has rank {len(shape)}: as a numpy array{axis} it would need "
                 f"{len(shape) + lead} dimensions, and numpy allows at most {sim.MAX_DIMS}"
             )
+
+
+def _warn_transpose(op: Operation, tensor: str) -> None:
+    """The ``rngd.transpose`` op ``op`` fed tensor ``tensor``: warn
+    (:class:`~fetchc.diagnostics.DiagnosticWarning`, at the op) that ``run``
+    computed it as a row-major reshape, since the IR fixes no permutation
+    (ir.md §2)."""
+    import warnings
+
+    warnings.warn(DiagnosticWarning(op_error(
+        op, f"has no specified permutation: fetchc run computes it as a row-major reshape (the elements keep their "
+        f"order, only the shape changes), so tensor '{tensor}' may differ from what the Transpose Engine writes",
+        severity="warning",
+    )), stacklevel=2)  # fmt: skip
 
 
 def _program_bytes(prog: Program) -> tuple[int, int]:

@@ -7,13 +7,22 @@
   GitHub anchor.
 * Every ```` ```console ```` example of ``docs/*.md`` prints what the page
   says it prints (``doc_examples.py``: commands run in-process, in page
-  order, in a scratch directory; ``...`` lines elide output).
+  order, in a scratch directory; ``...`` lines elide output).  A program
+  that is not installed here is allowed only when :data:`OPTIONAL_PROGRAMS`
+  says why.
+* Every command of every ```` ```sh ```` block of ``README.md``,
+  ``docs/*.md`` and ``examples/README.md`` runs as shown and exits 0, or is
+  listed in :data:`SH_NOT_RUN` with the reason it is not run here (it
+  installs packages, is the test suite itself, runs for minutes, needs
+  optional extras); every entry of that list still matches a command.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,6 +137,14 @@ def test_relative_links_resolve(page: Path):
     assert not missing, f"{page.relative_to(ROOT)} has links that do not resolve: {missing}"
 
 
+OPTIONAL_PROGRAMS = {
+    "xdsl-opt": "installed with fetchc (xDSL is a dependency), so always there in practice",
+    "xxd": "a hex dump tool from vim (Debian's xxd); the page shows what it prints",
+}
+"""Programs a ``console`` example may use that need not be installed, and
+why it is fine to skip their commands where they are not."""
+
+
 @pytest.mark.parametrize("page", DOCS, ids=lambda p: p.name)
 def test_console_examples(page: Path):
     blocks = doc_examples.parse(page.read_text())
@@ -136,7 +153,11 @@ def test_console_examples(page: Path):
     failures = []
     with doc_examples.workdir() as d:
         for cmd, actual in doc_examples.run_blocks(blocks, Path(d)):
-            if actual is None:  # a program that is not installed here (xxd)
+            if actual is None:  # a program that is not installed here
+                program = shlex.split(cmd.line)[0]
+                if program not in OPTIONAL_PROGRAMS:
+                    failures.append(f"$ {cmd.line}\n--- {program} is not installed, and OPTIONAL_PROGRAMS does not say why "
+                                    "that is fine")
                 continue
             if not doc_examples.matches(cmd.expected, actual):
                 failures.append(
@@ -144,3 +165,115 @@ def test_console_examples(page: Path):
                     + "\n--- fetchc prints:\n" + "\n".join(actual)
                 )
     assert not failures, f"{page.name}: {len(failures)} example(s) differ\n\n" + "\n\n".join(failures)
+
+
+SH_PAGES = [ROOT / "README.md", *DOCS, ROOT / "examples" / "README.md"]
+"""The pages whose ``sh`` blocks are checked (those without any are left
+out of the parametrisations below)."""
+
+SH_NOT_RUN = {
+    r"python3 -m venv \.venv": "creates the environment the tests run in; .ci/run creates it from scratch and runs "
+    "the README's commands verbatim (test_readme.py)",
+    r"(\.venv/bin/)?pip install .*": "installs packages (network, minutes); .ci/run installs '.[test]', the other "
+    "extras are optional",
+    r"\.venv/bin/lit -q test/lit": "is the lit half of the test suite itself",
+    r"\.venv/bin/python -m pytest -q": "is the pytest half of the test suite itself",
+    r"\.venv/bin/python tools/fuzz\.py --target all --seconds 600": "fuzzes for 10 minutes; test_fuzz_corpus.py "
+    "replays what it found",
+    r"(\.venv/bin/)?python tools/real_weights\.py.*": "needs the optional [weights] extras, the MiniLM weights package "
+    "(or a model file); test_real_weights.py runs its pipeline on a synthetic weight, and on the real model when "
+    "they are installed",
+}
+"""Commands of ``sh`` blocks that this test does not run, each with the
+reason; the regular expression must match the whole command (one command of
+an ``&&`` chain, without its trailing comment)."""
+
+
+def sh_commands(text: str) -> list[tuple[int, int, str, list[str]]]:
+    """The commands of the ``sh`` / ``bash`` blocks of a page: ``(block
+    index, line number, command text, argv)`` for each command of each line
+    (``&&`` chains split, trailing ``# ...`` comments dropped)."""
+    out = []
+    for b, m in enumerate(re.finditer(r"^```(sh|bash)[ \t]*\n(.*?)^```[ \t]*$", text, re.S | re.M)):
+        first = text[: m.start(2)].count("\n") + 1
+        for i, line in enumerate(m.group(2).splitlines()):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            lex = shlex.shlex(line, posix=True, punctuation_chars="&|;<>")
+            lex.whitespace_split, lex.commenters = True, "#"
+            tokens = list(lex)
+            assert not set(tokens) & {"|", ";", "<", ">", "||"}, f"line {first + i}: only && chains are supported"
+            argv: list[str] = []
+            for tok in [*tokens, "&&"]:
+                if tok != "&&":
+                    argv.append(tok)
+                elif argv:
+                    out.append((b, first + i, shlex.join(argv), argv))
+                    argv = []
+    return out
+
+
+def _not_run(command: str) -> str | None:
+    return next((why for pattern, why in SH_NOT_RUN.items() if re.fullmatch(pattern, command)), None)
+
+
+def _host_argv(argv: list[str]) -> list[str]:
+    """A page's command as this environment runs it: ``.venv/bin/fetchc`` /
+    ``fetchc`` as ``python -m fetchc.cli``, ``.venv/bin/python`` / ``python``
+    / ``python3`` as this interpreter."""
+    tool = argv[0].removeprefix(".venv/bin/")
+    if tool == "fetchc":
+        return [sys.executable, "-m", "fetchc.cli", *argv[1:]]
+    if tool in ("python", "python3"):
+        return [sys.executable, *argv[1:]]
+    raise AssertionError(f"{argv[0]}: a program this test does not know; run it here or list it in SH_NOT_RUN")
+
+
+def test_sh_command_parsing():
+    text = "x\n```sh\na && b 'c d' # e\n# only a comment\nf\n```\n```console\n$ g\n```\n"
+    assert [(c[1], c[2]) for c in sh_commands(text)] == [(3, "a"), (3, "b 'c d'"), (5, "f")]
+
+
+def test_every_not_run_entry_names_a_shown_command():
+    shown = [c for page in SH_PAGES for _, _, c, _ in sh_commands(page.read_text())]
+    stale = [p for p in SH_NOT_RUN if not any(re.fullmatch(p, c) for c in shown)]
+    assert not stale, f"SH_NOT_RUN entries that match no command of the docs: {stale}"
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in SH_PAGES if sh_commands(p.read_text())], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_sh_commands_run_as_shown(page: Path, tmp_path: Path):
+    """Each block runs in its own scratch directory, its commands in order
+    (``examples/`` and ``tools/`` link to the repository's), and every
+    command exits 0."""
+    commands = sh_commands(page.read_text())
+    ran = 0
+    for block in sorted({c[0] for c in commands}):
+        cwd = tmp_path / f"block{block}"
+        cwd.mkdir()
+        for name in ("examples", "tools"):
+            (cwd / name).symlink_to(ROOT / name)
+        for _, line, command, argv in (c for c in commands if c[0] == block):
+            if _not_run(command) is not None:
+                continue  # reported by test_sh_command_not_run
+            r = subprocess.run(_host_argv(argv), cwd=cwd, capture_output=True, text=True)
+            assert r.returncode == 0, f"{page.name}:{line}: {command}\nexit {r.returncode}\n{r.stderr}"
+            ran += 1
+    if not ran:
+        pytest.skip("every command of the page is in SH_NOT_RUN")
+
+
+_NOT_RUN = [
+    (f"{page.relative_to(ROOT)}:{line}: {command}", why)
+    for page in SH_PAGES
+    for _, line, command, _ in sh_commands(page.read_text())
+    if (why := _not_run(command)) is not None
+]
+
+
+@pytest.mark.parametrize("where, why", _NOT_RUN, ids=[w for w, _ in _NOT_RUN])
+def test_sh_command_not_run(where: str, why: str):
+    """One skipped test per command that is shown but not run here, with the
+    reason (``pytest -rs`` lists them)."""
+    pytest.skip(f"not run: {why}")

@@ -360,8 +360,20 @@ func.func @k(%codes: memref<8x64xf4E2M1FN>, %mid: memref<8x64xf8E4M3FN>, %out: m
 
 
 def test_commit_is_written_to_dm_for_a_later_program_and_transpose_is_a_reshape():
+    """``rngd.transpose`` is computed as a row-major reshape, with a
+    ``DiagnosticWarning`` at the op naming the tensor committed from it
+    (ir.md §2: the IR fixes no permutation); the untransposed ``mid`` gets
+    none."""
+    from fetchc.diagnostics import DiagnosticWarning
+
     codes = np.random.default_rng(20).integers(0, 16, (8, 64), dtype=np.uint8)
-    out = fetchc.run(COMMIT_THEN_READ, codes=codes)
+    with pytest.warns(DiagnosticWarning) as caught:
+        out = fetchc.run(COMMIT_THEN_READ, codes=codes)
+    (w,) = caught
+    d = w.message.diagnostic
+    assert (d.severity, d.loc[1:]) == ("warning", (10, 8)), d
+    assert d.message.startswith("'rngd.transpose' op has no specified permutation: fetchc run computes it as a row-major "
+                                "reshape") and "so tensor 'out' may differ" in d.message, d.message
     assert sorted(out) == ["mid", "out"]
     want8 = e2m1(codes).astype(ml_dtypes.float8_e4m3fn)
     assert_bits(out["mid"], want8.view(np.uint8))

@@ -162,7 +162,13 @@ def compile_uncached(module_or_text: ModuleOp | str, filename: str, pipeline: st
     return sb, data, list(result.diagnostics), module
 
 
-def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: Any) -> dict[str, numpy.ndarray]:
+def run(
+    text_or_module: ModuleOp | str,
+    /,
+    entry: str | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    **arrays: Any,
+) -> dict[str, numpy.ndarray]:
     """Run one kernel on the golden model (ir.md §5, ``fetchc run``):
     compile with the default pipeline (a ``ModuleOp`` is cloned, not
     modified), lay the named inputs out in a DM image at their placements,
@@ -171,29 +177,53 @@ def run(text_or_module: ModuleOp | str, /, entry: str | None = None, **arrays: A
     (hardware.md §2.2a, §4).
 
     ``entry``: the kernel's function name, needed when the input holds more
-    than one kernel.  ``arrays``: every input tensor (a tensor a program
-    reads before anything commits to it) and every ``f32`` scalar argument,
-    by name: arrays in the memref's shape as ``ml_dtypes`` / numpy values,
-    raw bits (``uint8`` for 8-bit floats, ``uint16`` for ``bf16``), the
-    ``|V1``/``|V2`` arrays ``np.save`` makes of ``ml_dtypes`` arrays, 4-bit
-    codes one per element (``uint8`` 0-15, ``int8`` for ``i4``) or packed two
-    per byte (last dim halved, even element in the low nibble); scalars as
-    numbers.  A tensor named ``entry`` cannot be passed as a keyword: use
-    :func:`run_kernel`, which takes a mapping.
+    than one kernel.  The inputs by name, as ``inputs={"w": codes, ...}``
+    (any name, ``entry`` and ``inputs`` included) and/or as keyword
+    arguments (``w=codes``): every input tensor (a tensor a program reads
+    before anything commits to it) and every ``f32`` scalar argument;
+    arrays in the memref's shape as ``ml_dtypes`` / numpy values, raw bits
+    (``uint8`` for 8-bit floats, ``uint16`` for ``bf16``), the ``|V1``/``|V2``
+    arrays ``np.save`` makes of ``ml_dtypes`` arrays, 4-bit codes one per
+    element (``uint8`` 0-15, ``int8`` for ``i4``) or packed two per byte (last
+    dim halved, even element in the low nibble); scalars as numbers.  A
+    value for another argument of the kernel (an output, a tensor no program
+    reads) is accepted and unused, with a
+    :class:`~fetchc.diagnostics.DiagnosticWarning`; so is every
+    ``rngd.transpose`` a committed tensor went through (computed as a
+    row-major reshape).
 
     Returns ``{tensor name: array}`` for every committed tensor, in its
-    memref shape, encoded as ``fetchc sim`` encodes (``f32``/``i32``/``i8``/
-    ``i16`` as themselves, ``bf16`` and 8-bit floats as raw ``uint16`` /
-    ``uint8`` bits, 4-bit codes as ``uint8``).
+    memref shape: ``f32``, ``i32``, ``i8``, ``i16`` as themselves, ``bf16``
+    and the 8-bit floats as ``ml_dtypes`` arrays (``ml_dtypes.bfloat16``,
+    ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu``; the same bits as
+    the raw ``uint16`` / ``uint8`` that ``fetchc run`` writes to ``.npz``:
+    ``.view(np.uint16)`` gives them), 4-bit codes as ``uint8``.
 
     Raises :class:`fetchc.golden.inputs.InputError` (a missing, unknown or
-    non-input name, a wrong shape or dtype, a scalar that is not a number),
-    :class:`fetchc.golden.run.RunError` (no kernel, unknown ``entry``,
-    several kernels and no ``entry``), :class:`DiagnosticError` (compile
-    errors, and a committed tensor that depends on an op without specified
-    arithmetic, such as ``rngd.contract_outer``), all ``ValueError`` or
-    ``Exception`` subclasses with one-sentence messages."""
-    return run_kernel(text_or_module, entry, arrays)
+    scratch name, a name given twice, a wrong shape or dtype, a scalar that
+    is not a number), :class:`fetchc.golden.run.RunError` (no kernel,
+    unknown ``entry``, several kernels and no ``entry``),
+    :class:`DiagnosticError` (compile errors, and a committed tensor that
+    depends on an op without specified arithmetic, such as
+    ``rngd.contract_outer``), all ``ValueError`` or ``Exception`` subclasses
+    with one-sentence messages; ``TypeError`` for an ``entry`` that is not a
+    function name or ``inputs`` that is not a mapping."""
+    if entry is not None and not isinstance(entry, str):
+        raise TypeError(
+            f"fetchc.run: entry is the kernel's function name (a str), not {type(entry).__name__}; a tensor named "
+            "'entry' is given as inputs={'entry': ...}"
+        )
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise TypeError(
+            f"fetchc.run: inputs is a mapping {{name: value}}, not {type(inputs).__name__}; a tensor named "
+            "'inputs' is given as inputs={'inputs': ...}"
+        )
+    both = sorted(set(inputs or ()) & set(arrays))
+    if both:
+        from fetchc.golden.inputs import InputError
+
+        raise InputError("given twice (in inputs= and as a keyword argument): " + ", ".join(repr(n) for n in both))
+    return run_kernel(text_or_module, entry, {**(inputs or {}), **arrays})
 
 
 def run_kernel(
@@ -221,7 +251,8 @@ def run_kernel(
       4); ``progress``: force the terminal progress line on or off.
 
     Returns ``{tensor name: numpy array}`` for every committed tensor, in its
-    memref shape and the ``fetchc sim`` encoding (ir.md §5).  Raises
+    memref shape, ``bf16`` and the 8-bit floats as ``ml_dtypes`` arrays
+    (:func:`run`).  Raises
     :class:`fetchc.golden.inputs.InputError`, :class:`fetchc.golden.run.RunError`,
     :class:`~fetchc.diagnostics.DiagnosticError` (compile errors;
     ops ``run`` cannot execute), :class:`fetchc.golden.sim.SimError`."""
@@ -232,5 +263,7 @@ def run_kernel(
     elif not isinstance(module_or_text, str):
         raise TypeError(f"fetchc.run takes MLIR text (str) or a builtin.module, not {type(module_or_text).__name__}")
     result = compile(module_or_text, filename=filename)
-    return run_seqbin(result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress)
+    return run_seqbin(
+        result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress, typed=True
+    )
 

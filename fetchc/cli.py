@@ -642,13 +642,45 @@ def _run_parser() -> argparse.ArgumentParser:
         "-o", dest="output", required=True, metavar="OUT.npz",
         help="output .npz path, used exactly (no suffix added); '-' or /dev/stdout writes to stdout (a pipe works)",
     )
+    p.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="do not list the tensors written (by default one line each: name, shape, dtype)",
+    )
     return p
+
+
+def _list_written(path: str, outputs, kernel) -> None:
+    """One line per tensor ``fetchc run`` wrote: ``OUT: NAME SHAPE DTYPE``,
+    with the element type when the array holds raw bits (``uint16 (bf16
+    bits)``); on stdout, or on stderr when the ``.npz`` itself goes to
+    stdout."""
+    from fetchc.outputs import output_target
+
+    types = {t.name: t.dtype for t in kernel.tensors} if kernel is not None else {}
+    out = sys.stderr if output_target(path) in (("stdout", None), ("fd", 1)) else sys.stdout
+    for name, arr in outputs.items():
+        elem = types.get(name)
+        bits = f" ({elem.name} bits)" if elem is not None and elem.is_float and elem.bits in (8, 16) else ""
+        codes = f" ({elem.name} codes)" if elem is not None and elem.is_subbyte else ""
+        out.write(printable(f"{path}: {name} {tuple(arr.shape)} {arr.dtype}{bits}{codes}") + "\n")
+
+
+def _chosen_kernel(sb, entry: str | None):
+    """The MANIFEST kernel ``fetchc run`` ran (``--entry``, else the only
+    one), or None."""
+    kernels = list(sb.manifest.kernels) if sb.manifest is not None else []
+    if entry is not None:
+        kernels = [k for k in kernels if k.name == entry.removeprefix("@")]
+    return kernels[0] if len(kernels) == 1 else None
 
 
 @_reported
 def main_run(argv: list[str]) -> int:
     """``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ...
-    -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  Returns the exit
+    -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  On success it lists
+    each tensor written (:func:`_list_written`) unless ``-q``; a value given
+    for an argument that is no input, and a transpose it can only
+    approximate, are located warnings.  Returns the exit
     status: 0 on success, 2 on a usage error, 1 on any other error (an
     unreadable input, a compile error, a bad input name or array, an op
     whose arithmetic fetchc does not specify feeding a commit, an unwritable
@@ -708,7 +740,10 @@ def main_run(argv: list[str]) -> int:
         return 1
     if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
         _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
-    return _write_arrays(args.output, outputs, inputs)
+    status = _write_arrays(args.output, outputs, inputs)
+    if status == 0 and not args.quiet:
+        _list_written(args.output, outputs, _chosen_kernel(result.seqbin, args.entry))
+    return status
 
 
 @contextlib.contextmanager

@@ -109,7 +109,7 @@ from fetchc.dialects.rngd import (
     TransposeOp,
 )
 from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
-from fetchc.frontend.locations import loc_text, op_error
+from fetchc.frontend.locations import loc_text, location_of, op_error
 from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
     InputError,
@@ -287,11 +287,39 @@ def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = Non
         not_inputs.pop(name, None)
     for k in kernels:
         _check_ranks(k, 1 if k.slices > 1 else 0)
+    _check_unambiguous(kernels, keys, chosen, values)
     expected = list(required.values()) + list(optional.values())
     _check_given(expected, scalars, list(values), not_inputs, optional=[*optional, *scalars])
     file_bytes(values, {spec.name: spec for spec in expected})  # .npy headers: shape and type
     _check_values(kernels, values)
     return kernels
+
+
+def _check_unambiguous(
+    kernels: Sequence[Kernel], keys: Sequence[str], chosen: set[int], values: Mapping[str, Any]
+) -> None:
+    """A name given to ``fetchc sim --arg`` that two of the chosen kernels
+    use for tensors of different shapes or types (or a tensor in one and a
+    scalar in another) is ambiguous: raise :class:`InputError` naming the
+    kernels and how to choose one (``--program``).  A name whose tensors
+    agree gets its value in every kernel."""
+    for name in values:
+        uses: dict[str, str] = {}
+        for k in kernels:
+            for t in k.tensors:
+                if t.name == name and not t.scratch:
+                    uses[k.name] = f"memref<{given_spec(t, k.slices).type_str}>"
+            for sc in k.scalars:
+                if sc.name == name:
+                    uses[k.name] = "f32 scalar"
+        if len(set(uses.values())) > 1:
+            which = ", ".join(f"@{k} ({what})" for k, what in uses.items())
+            progs = {k.name: [keys[p.index] for p in k.programs if p.index in chosen] for k in kernels}
+            pick = " or ".join(f"--program {progs[k][0]}" for k in uses if progs.get(k))
+            raise InputError(
+                f"'{name}' is ambiguous: kernels {which} each have an argument of that name; run the programs of "
+                f"one kernel, with {pick} (one program at a time), so that '{name}' names one tensor"
+            )
 
 
 def _check_values(kernels: Sequence[Kernel], values: Mapping[str, Any]) -> None:
@@ -410,8 +438,9 @@ class _Runner:
         )  # fmt: skip
 
     def inputs(self) -> tuple[list[ManifestTensor], dict[str, str]]:
-        """The tensors read before written, in tensor order; and the reason
-        each other tensor is not an input."""
+        """The tensors read before written, in tensor order; and why each
+        other tensor is not an input (a scratch buffer cannot be given; the
+        value of any other, an argument of the kernel, would not be used)."""
         written: set[str] = set()
         read_first: set[str] = set()
         for op in self.body:
@@ -429,28 +458,48 @@ class _Runner:
                 inputs.append(t)
             elif t.name in written:
                 why[t.name] = (
-                    f"is written by @{self.kernel.name} before any program reads it: it is an output "
-                    "(returned by fetchc run), not an input"
+                    f"is written by @{self.kernel.name} before any program reads it (an output, returned by fetchc "
+                    "run): the value given for it is not used"
                 )
             else:
-                why[t.name] = f"is not read by any program of @{self.kernel.name}, so it is not an input"
+                why[t.name] = f"is not read by any program of @{self.kernel.name}: the value given for it is not used"
         return inputs, why
+
+    def _unused_given(self, why: Mapping[str, str], given: Iterable[str]) -> list[ManifestTensor]:
+        """The kernel arguments given although their value is not used (an
+        output, a tensor no program reads: part of the signature, so
+        accepted): warn about each (:class:`DiagnosticWarning` at the
+        argument) and return them, to be checked like inputs."""
+        import warnings
+
+        out = []
+        for t in self.kernel.tensors:
+            if t.name in given and t.name in why and not t.scratch:
+                d = op_error(self.fn, f"tensor '{t.name}' {why[t.name]}", severity="warning")
+                assert t.arg is not None
+                d.loc = location_of(self.fn.body.block.args[t.arg].location) or d.loc
+                warnings.warn(DiagnosticWarning(d), stacklevel=3)
+                out.append(t)
+        return out
 
     # ---- execution --------------------------------------------------------
 
     def run(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         inputs, why = self.inputs()
         scalars = [s.name for s in self.kernel.scalars]
-        _check_given([given_spec(t, self.slices) for t in inputs], scalars, list(values), why)
+        unused = self._unused_given(why, set(values))
+        scratch = {t.name: why[t.name] for t in self.kernel.tensors if t.scratch}
+        specs = [given_spec(t, self.slices) for t in inputs + unused]
+        _check_given(specs, scalars, list(values), scratch, optional=[t.name for t in unused])
         _check_ranks(self.kernel)
-        input_bytes = file_bytes(values, {t.name: given_spec(t, self.slices) for t in inputs})  # headers only
+        input_bytes = file_bytes(values, {spec.name: spec for spec in specs})  # headers only
         sim.check_memory(
             self.sb, self.slices * image_size(tensor_spec(t) for t in self.kernel.tensors),
             indices=[p.index for p in self.kernel.programs], input_bytes=input_bytes, command="fetchc run",
             slices=self.slices,
         )  # fmt: skip
         values = read_files(values)
-        for t in inputs:  # every value checked before any work
+        for t in inputs + unused:  # every value checked before any work
             check_value(given_spec(t, self.slices), values[t.name])
         env: dict[SSAValue, Any] = {}
         block = self.fn.body.block
@@ -776,18 +825,30 @@ def run_seqbin(
     *,
     threads: int | None = None,
     progress: bool | None = None,
+    typed: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run kernel ``entry`` (module docstring, steps 2-7) given the emitted
     ``seq.bin`` bytes and the residual module they were emitted from.
     ``values``: ``{name: array or scalar}``.  Returns ``{tensor name:
-    array}``.  Raises :class:`InputError`, :class:`RunError`,
+    array}`` in the ``fetchc sim`` encoding (raw bits for ``bf16`` and the
+    8-bit floats, as the command line writes them), or with ``typed`` (the
+    Python API) those as ``ml_dtypes`` arrays viewing the same bits
+    (:func:`fetchc.target.encoding.typed_view`).  A value given for a kernel
+    argument that is not an input warns
+    (:class:`~fetchc.diagnostics.DiagnosticWarning`).  Raises
+    :class:`InputError`, :class:`RunError`,
     :class:`~fetchc.diagnostics.DiagnosticError` (ops ``run`` cannot
     execute), :class:`fetchc.golden.sim.SimError`."""
     from fetchc.seqbin import read
+    from fetchc.target.encoding import typed_view
 
     sb = read(seq_bin)
     kernel, fn, program_ops = _choose(sb, module, entry)
     runner = _Runner(sb, kernel, fn, program_ops, threads, progress)
-    return runner.run(values)
+    outputs = runner.run(values)
+    if typed:
+        dtypes = {t.name: t.dtype for t in kernel.tensors}
+        outputs = {name: typed_view(arr, dtypes[name]) for name, arr in outputs.items()}
+    return outputs
 
 

@@ -97,6 +97,20 @@ def from_sim_encoding(enc: np.ndarray, elem: ElementType) -> np.ndarray:
     return enc.astype(elem.np_dtype)
 
 
+def typed_view(enc: np.ndarray, elem: ElementType) -> np.ndarray:
+    """``enc`` (the :func:`sim_dtype` encoding of ``elem``) as the Python API
+    returns it: ``bf16`` and the 8-bit floats as a view of the same bits in
+    their ``ml_dtypes`` type (``ml_dtypes.bfloat16``, ``float8_e4m3fn``...),
+    every other type unchanged (4-bit types stay their ``uint8`` codes).
+    Raises ``ValueError`` for a wrong dtype."""
+    enc = np.asarray(enc)
+    if enc.dtype != sim_dtype(elem):
+        raise ValueError(f"expected the {sim_dtype(elem)} encoding of {elem}, got {enc.dtype}")
+    if elem.is_float and elem.bits in (8, 16):
+        return enc.view(numpy_dtype(elem))
+    return enc
+
+
 def pack_elements(values: np.ndarray, elem: ElementType) -> np.ndarray:
     """The DM bytes (``uint8``, 1-D) holding ``values`` (canonical, flattened
     in C order) as the hardware stores them: little-endian; 4-bit types two

@@ -271,14 +271,14 @@ def test_example_f8e5m2_to_bf16_activations():
     act = np.random.default_rng(12).integers(0, 256, (128, 4096), dtype=np.uint8)
     act[0, :256] = np.arange(256)
     out = fetchc.run(example("f8e5m2_to_bf16_activations.mlir"), act=act.view(ml_dtypes.float8_e5m2))
-    assert_bits(out["out"], e5m2_to_bf16_table_entry(act))
+    assert_bits(out["out"], e5m2_to_bf16_table_entry(act).view(ml_dtypes.bfloat16))
 
 
 def test_example_nvfp4_weight_decode_stotrf():
     codes = np.random.default_rng(13).integers(0, 16, (256, 512), dtype=np.uint8)
     out = fetchc.run(example("nvfp4_weight_decode_stotrf.mlir"), codes=pack(codes))
     assert list(out) == ["w8"]  # the returned TRF is not a tensor; w8 is committed
-    want = e2m1(codes).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)  # every e2m1 value is exact in e4m3
+    want = e2m1(codes).astype(ml_dtypes.float8_e4m3fn)  # every e2m1 value is exact in e4m3
     assert_bits(out["w8"], want)
 
 
@@ -287,15 +287,15 @@ def test_example_tiling_read_both_kernels():
     text = example("tiling_read.mlir")
     tile = m[128:192, 256:384]
     out = fetchc.run(text, entry="tile_map", m=m)
-    assert_bits(out["out"], tile)
+    assert_bits(out["out"], tile.view(ml_dtypes.bfloat16))
     out = fetchc.run(text, entry="@tile_strided", tile=tile.view(ml_dtypes.bfloat16))
-    assert_bits(out["out"], tile)
+    assert_bits(out["out"], tile.view(ml_dtypes.bfloat16))
 
 
 def test_example_transpose_nchw_to_whcn():
     x = np.random.default_rng(15).integers(0, 1 << 16, (4, 3, 8, 8), dtype=np.uint16)
     out = fetchc.run(example("transpose_nchw_to_whcn.mlir"), x=x)
-    assert_bits(out["y"], x.transpose(3, 2, 1, 0))  # y[w, h, c, n] = x[n, c, h, w]
+    assert_bits(out["y"], x.transpose(3, 2, 1, 0).view(ml_dtypes.bfloat16))  # y[w, h, c, n] = x[n, c, h, w]
 
 
 def test_example_int8_zero_point_contract_is_a_located_error():
@@ -376,13 +376,25 @@ def test_commit_is_written_to_dm_for_a_later_program_and_transpose_is_a_reshape(
                                 "reshape") and "so tensor 'out' may differ" in d.message, d.message
     assert sorted(out) == ["mid", "out"]
     want8 = e2m1(codes).astype(ml_dtypes.float8_e4m3fn)
-    assert_bits(out["mid"], want8.view(np.uint8))
+    assert_bits(out["mid"], want8)
     assert_bits(out["out"], want8.astype(np.float32))  # exact widening; transpose = row-major reshape
 
 
-def test_mid_is_an_output_not_an_input():
-    with pytest.raises(InputError, match=r"'mid' is written by @k before any program reads it"):
-        fetchc.run(COMMIT_THEN_READ, codes=np.zeros((8, 64), np.uint8), mid=np.zeros((8, 64), np.uint8))
+def test_a_value_for_an_output_is_accepted_unused_with_a_warning():
+    """``mid`` is written before any program reads it: a value given for it
+    (as an embedding compiler passes the whole signature) is accepted with a
+    warning at the argument and does not change the result."""
+    from fetchc.diagnostics import DiagnosticWarning
+
+    codes = np.random.default_rng(23).integers(0, 16, (8, 64), dtype=np.uint8)
+    with pytest.warns(DiagnosticWarning) as caught:
+        out = fetchc.run(COMMIT_THEN_READ, codes=codes, mid=np.full((8, 64), 0x38, np.uint8))
+    notes = [w.message.diagnostic for w in caught if "'mid'" in str(w.message)]
+    (d,) = notes
+    assert d.severity == "warning" and d.loc is not None and d.loc[1:] == (2, 45), d  # at %mid
+    assert "tensor 'mid' is written by @k before any program reads it" in d.message and "not used" in d.message
+    want8 = e2m1(codes).astype(ml_dtypes.float8_e4m3fn)
+    assert_bits(out["mid"], want8)
 
 
 CONSTANT_SCALE = """
@@ -441,7 +453,7 @@ GOOD = {"w": np.zeros((4, 64), np.uint8), "s": np.zeros((4, 4), np.uint8), "g": 
     [
         ({"w": None}, r"missing: 'w' \(memref<4x128xf4E2M1FN>\)"),
         ({"extra": np.zeros(3)}, r"unknown: 'extra'; the kernel's inputs are w, s, g"),
-        ({"out": np.zeros((4, 128), np.float32)}, r"'out' is written by @dq before any program reads it"),
+        ({"out": np.zeros((4, 127), np.float32)}, r"tensor 'out' \(memref<4x128xf32>\): expected shape \(4, 128\)"),
         ({"w": np.zeros((4, 63), np.uint8)}, r"tensor 'w' \(memref<4x128xf4E2M1FN>\): expected shape \(4, 128\)"),
         ({"s": np.zeros((4, 8), np.float32)}, r"tensor 's' \(memref<4x8xf8E4M3FN>\).*got an array of shape \(4, 8\) and dtype float32"),
         ({"s": np.zeros((4, 8), np.float64)}, r"dtype float64"),
@@ -457,7 +469,12 @@ def test_bad_inputs(change, expect):
             values.pop(k)
         else:
             values[k] = v
-    with pytest.raises(InputError, match=expect):
+    import warnings
+
+    from fetchc.diagnostics import DiagnosticWarning
+
+    with pytest.raises(InputError, match=expect), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiagnosticWarning)  # 'out' is accepted, unused, with a warning
         fetchc.run(nvfp4_kernel(4, 128), **values)
 
 
@@ -827,3 +844,128 @@ def test_sim_warns_when_a_program_reads_a_scratch_buffer(tmp_path):
     assert r.stderr.count("warning: program stage/1 reads scratch buffer scratch0") == 1, r.stderr
     r = subprocess.run([*base, "--program", "stage/0", "-o", str(tmp_path / "p0.npy")], capture_output=True, text=True)
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
+# --------------------------------------------------------------------------
+# The Python API: arguments that are no inputs, the mapping form, typed results
+# --------------------------------------------------------------------------
+
+PADDED = """
+func.func @pad(%x: memref<4x8xbf16>, %pad: memref<64xi8>, %out: memref<4x8xbf16>, %o32: memref<4x8xf32>) {
+  %s = fetch.fetch %x : memref<4x8xbf16> -> !fetch.stream<main, [4], [8], bf16>
+  rngd.commit %s, %out : !fetch.stream<main, [4], [8], bf16>, memref<4x8xbf16>
+  %t = fetch.fetch %x : memref<4x8xbf16> -> !fetch.stream<main, [4], [8], bf16>
+  %f = fetch.cast %t : !fetch.stream<main, [4], [8], bf16> -> !fetch.stream<main, [4], [8], f32>
+  rngd.commit %f, %o32 : !fetch.stream<main, [4], [8], f32>, memref<4x8xf32>
+  func.return
+}
+"""
+BF16_BITS = np.array([[0x3F80, 0xC000, 0x0001, 0x8001, 0x7F80, 0xFF80, 0x7FC1, 0xFFC0]] * 4, np.uint16)
+
+
+def test_an_argument_no_program_reads_is_accepted_with_a_warning():
+    """``pad`` is in the signature but no program reads it: accepted (its
+    shape and type still checked), a located warning, the result unchanged."""
+    from fetchc.diagnostics import DiagnosticWarning
+
+    with pytest.warns(DiagnosticWarning, match=r"tensor 'pad' is not read by any program of @pad: the value given "
+                      r"for it is not used") as caught:
+        out = fetchc.run(PADDED, x=BF16_BITS, pad=np.zeros(64, np.int8))
+    (d,) = [w.message.diagnostic for w in caught]
+    assert d.loc is not None and d.loc[1:] == (2, 38), d  # at %pad
+    assert_bits(out["out"], BF16_BITS.view(ml_dtypes.bfloat16))
+    with pytest.raises(InputError, match=r"tensor 'pad' \(memref<64xi8>\): expected shape \(64,\)"), pytest.warns(
+        DiagnosticWarning, match="'pad' is not read"
+    ):
+        fetchc.run(PADDED, x=BF16_BITS, pad=np.zeros(63, np.int8))
+
+
+def test_bf16_and_8_bit_float_results_are_ml_dtypes_with_the_raw_bits_of_the_cli(tmp_path):
+    """From Python, ``bf16`` (and 8-bit float) results are ``ml_dtypes``
+    arrays; their bits are exactly the raw ``uint16`` the command line writes
+    to ``.npz``.  f32 results stay float32 (the RNGD cast: subnormals flush,
+    NaN canonical, checked here independently)."""
+    out = fetchc.run(PADDED, x=BF16_BITS)
+    assert out["out"].dtype == ml_dtypes.bfloat16 and out["o32"].dtype == np.float32
+    src = tmp_path / "pad.mlir"
+    src.write_text(PADDED)
+    np.save(tmp_path / "x.npy", BF16_BITS)
+    assert main(["run", str(src), "--arg", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz"), "-q"]) == 0
+    raw = np.load(tmp_path / "o.npz")
+    assert raw["out"].dtype == np.uint16
+    assert np.array_equal(out["out"].view(np.uint16), raw["out"]) and np.array_equal(raw["out"], BF16_BITS)
+    want = (BF16_BITS.astype(np.uint32) << 16)
+    want[(BF16_BITS & 0x7F80) == 0] &= 0x80000000  # subnormal -> zero of its sign
+    want[((BF16_BITS & 0x7F80) == 0x7F80) & ((BF16_BITS & 0x7F) != 0)] = 0x7FC00000  # NaN -> canonical
+    assert np.array_equal(out["o32"].view(np.uint32), want)
+
+
+def test_inputs_mapping_takes_any_name_and_entry_must_be_a_name():
+    """``inputs={...}`` names a tensor ``entry`` (or ``inputs``); an array
+    given as ``entry=`` is a TypeError that says so; a name given both ways
+    is an error."""
+    text = PADDED.replace("%x", "%entry").replace("%pad", "%inputs")
+    out = fetchc.run(text, inputs={"entry": BF16_BITS})
+    assert np.array_equal(out["out"].view(np.uint16), BF16_BITS)
+    out2 = fetchc.run(text, "pad", {"entry": BF16_BITS})
+    assert np.array_equal(out2["o32"].view(np.uint32), out["o32"].view(np.uint32))
+    with pytest.raises(TypeError, match=r"entry is the kernel's function name \(a str\), not ndarray; a tensor named "
+                       r"'entry' is given as inputs=\{'entry': \.\.\.\}"):
+        fetchc.run(text, entry=BF16_BITS)
+    with pytest.raises(TypeError, match=r"inputs is a mapping"):
+        fetchc.run(text, inputs=BF16_BITS)
+    with pytest.raises(InputError, match=r"given twice \(in inputs= and as a keyword argument\): 'x'"):
+        fetchc.run(PADDED, inputs={"x": BF16_BITS}, x=BF16_BITS)
+
+
+def test_cli_lists_each_written_tensor_unless_quiet(tmp_path, capsys):
+    src = tmp_path / "pad.mlir"
+    src.write_text(PADDED)
+    np.save(tmp_path / "x.npy", BF16_BITS)
+    argv = ["run", str(src), "--arg", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz")]
+    assert main(argv) == 0
+    got = capsys.readouterr()
+    o = str(tmp_path / "o.npz")
+    assert got.out.splitlines() == [f"{o}: out (4, 8) uint16 (bf16 bits)", f"{o}: o32 (4, 8) float32"], got
+    assert got.err == ""
+    assert main([*argv, "-q"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+TWO_KERNELS = """
+func.func @k1(%a: memref<64x16xbf16>, %o: memref<64x16xf32>) {
+  %s = fetch.fetch %a : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>
+  %f = fetch.cast %s : !fetch.stream<main, [64], [16], bf16> -> !fetch.stream<main, [64], [16], f32>
+  rngd.commit %f, %o : !fetch.stream<main, [64], [16], f32>, memref<64x16xf32>
+  func.return
+}
+func.func @k2(%a: memref<64x16xi8>, %o: memref<64x16xi32>) {
+  %s = fetch.fetch %a : memref<64x16xi8> -> !fetch.stream<main, [64], [16], i8>
+  %f = fetch.cast %s : !fetch.stream<main, [64], [16], i8> -> !fetch.stream<main, [64], [16], i32>
+  rngd.commit %f, %o : !fetch.stream<main, [64], [16], i32>, memref<64x16xi32>
+  func.return
+}
+"""
+
+
+def test_sim_arg_shared_by_two_kernels_of_different_types_is_ambiguous(tmp_path, capsys):
+    """``fetchc sim --arg a=...`` where @k1's ``a`` is bf16 and @k2's is i8:
+    an error saying the name is ambiguous and how to pick a kernel (not a
+    dtype error against the other kernel's ``a``); with ``--program`` it
+    runs (i8 -> i32 sign-extends, checked here)."""
+    src = tmp_path / "two.mlir"
+    src.write_text(TWO_KERNELS)
+    assert main([str(src), "-o", str(tmp_path / "two.bin")]) == 0
+    a = np.arange(-512, 512, dtype=np.int64).astype(np.int8).reshape(64, 16)
+    np.save(tmp_path / "a.npy", a)
+    argv = ["sim", str(tmp_path / "two.bin"), "--arg", f"a={tmp_path / 'a.npy'}"]
+    assert main([*argv, "-o", str(tmp_path / "o.npz")]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "error: 'a' is ambiguous: kernels @k1 (memref<64x16xbf16>), @k2 (memref<64x16xi8>) each have an argument of "
+        "that name; run the programs of one kernel, with --program k1/0 or --program k2/0 (one program at a time), so "
+        "that 'a' names one tensor\n"
+    ), err
+    assert not (tmp_path / "o.npz").exists()
+    assert main([*argv, "--program", "k2/0", "-o", str(tmp_path / "o.npy")]) == 0
+    assert np.array_equal(np.load(tmp_path / "o.npy"), a.astype(np.int32))

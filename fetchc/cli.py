@@ -315,7 +315,8 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
 def _from_cache(args, text: str, filename: str, passes_spec: str) -> bytes | None:
     """The ``seq.bin`` of a plain compile from the kernel compile cache
     (:mod:`fetchc.compile_cache`, on disk), or None (compile normally): only
-    for ``--emit=bin`` without printing or checking options."""
+    for ``--emit=bin`` without printing or checking options, and only when
+    the input holds a kernel (else the compile warns)."""
     from fetchc import compile_cache
 
     if _plain_compile(args) is None:
@@ -324,7 +325,9 @@ def _from_cache(args, text: str, filename: str, passes_spec: str) -> bytes | Non
 
     cache = compile_cache.KernelCache(disk=True)
     got = cache.compile(text, filename, passes_spec, lambda t: compile_uncached(t, filename, passes_spec)[:3])
-    return None if got is None else got[1]
+    if got is None or not got[0].programs:  # no kernel: compiled normally, which warns (_emit)
+        return None
+    return got[1]
 
 
 def _dump_ir(when: str, args: argparse.Namespace):

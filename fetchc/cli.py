@@ -192,9 +192,6 @@ def main_compile(argv: list[str]) -> int:
         data = _read_input(args.input)
     except OSError as e:
         return _error(f"cannot read '{args.input}': {e.strerror or e}")
-    if _is_seqbin(data):
-        return _file_error(filename, f"this is a seq.bin (compiled output), not MLIR: use 'fetchc dis {args.input}' to "
-                                     "read it, 'fetchc sim' to run its programs")
     dest = (_identities([args.input]), "seq.bin" if args.emit == "bin" else None, ", or --emit=mlir / --emit=seq")
     if not args.verify_diagnostics and _refused(args.output, *dest):
         return 1
@@ -245,6 +242,9 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     from fetchc.frontend.verify_diagnostics import check_expected
 
     _LAST_CLEAN = None
+    if _is_seqbin(data):  # here, not before the whole-input cache: importing the format imports xDSL
+        return _file_error(filename, f"this is a seq.bin (compiled output), not MLIR: use 'fetchc dis {args.input}' to "
+                                     "read it, 'fetchc sim' to run its programs")
 
     sources = SourceManager()
     try:

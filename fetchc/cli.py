@@ -750,14 +750,16 @@ def main_run(argv: list[str]) -> int:
 
 
 @contextlib.contextmanager
-def _warnings_rendered(sources: SourceManager):
+def _warnings_rendered(sources):
     """Within the block, a :class:`~fetchc.diagnostics.DiagnosticWarning`
     (``warnings.warn`` of the golden model) is printed on stderr as a
     located ``warning:`` diagnostic when the block ends, like the compiler's
-    diagnostics; other warnings go on as they came."""
+    diagnostics (``sources``: the :class:`~fetchc.frontend.render.SourceManager`
+    that quotes the lines); other warnings go on as they came."""
     import warnings
 
     from fetchc.diagnostics import DiagnosticWarning
+    from fetchc.frontend.render import render_all
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DiagnosticWarning)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation
 

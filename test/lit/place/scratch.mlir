@@ -31,7 +31,7 @@ func.func @two_scratch(%w: memref<10x16xf4E2M1FN>, %o: memref<10x16xf32>, %v: me
 // An explicitly placed argument high in DM: the scratch buffer goes after
 // it, not into the gap below it.
 // CHECK-LABEL: func.func @after_explicit(
-// CHECK-SAME:    %w: memref<64x16xf4E2M1FN> {rngd.dm_base = 262144 : i64}, %o: memref<64x16xf32> {rngd.dm_base = 0 : i64}
+// CHECK-SAME:    %w: memref<64x16xf4E2M1FN> {rngd.dm_base = 262144 : i64, rngd.name = "w"}, %o: memref<64x16xf32> {rngd.dm_base = 0 : i64, rngd.name = "o"}
 // CHECK-NEXT:    %scratch0 = rngd.scratch {dm_base = 262656 : i64} : memref<64x16xf8E4M3FN>
 func.func @after_explicit(%w: memref<64x16xf4E2M1FN> {rngd.dm_base = 262144 : i64}, %o: memref<64x16xf32> {rngd.dm_base = 0 : i64}) {
   %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<sub, [64], [16], f4E2M1FN>

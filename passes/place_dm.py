@@ -609,7 +609,9 @@ class PlaceDmPass(FetchcPass):
     name = "fetch-place-dm"
     summary = "give every kernel tensor (and scratch buffer) its DM byte address and check the explicit ones"
 
-    dm_size: int = field(default=DEFAULT_DM_SIZE, metadata={"help": "bytes of DM the tensors of a kernel must fit in"})
+    dm_size: int = field(
+        default=DEFAULT_DM_SIZE, metadata={"help": "bytes of one slice's DM, which each kernel's tensors must fit in"}
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:

@@ -196,11 +196,15 @@ def main_compile(argv: list[str]) -> int:
     if not args.verify_diagnostics and _refused(args.output, *dest):
         return 1
     repeat = _plain_compile(args)
-    if repeat is not None:  # an exact repeat of an earlier compile: answered before importing xDSL
-        from fetchc.compile_cache import whole_get
+    if repeat is not None:  # an exact repeat, or known kernels: answered before importing xDSL
+        from fetchc.compile_cache import whole_get, whole_put
 
         found = whole_get(data, filename, repeat)
         if found is not None:
+            return _write(args.output, found, *dest)
+        found = _from_kernel_cache(data, filename, repeat)
+        if found is not None:
+            whole_put(data, filename, repeat, found)
             return _write(args.output, found, *dest)
     status = _compile(args, data, filename, dest)
     if status == 0 and repeat is not None and _LAST_CLEAN is not None:
@@ -262,10 +266,6 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     chunks = split_input_file(text) if args.split_input_file else [(text, 0)]
     if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
         return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
-    cached = _from_cache(args, text, filename, passes_spec) if len(chunks) == 1 else None
-    if cached is not None:
-        _LAST_CLEAN = cached
-        return _write(args.output, cached, *dest)
 
     ctx = shared_context()
     outputs: list[bytes] = []
@@ -312,19 +312,27 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     return _write(args.output, data, *dest)
 
 
-def _from_cache(args, text: str, filename: str, passes_spec: str) -> bytes | None:
-    """The ``seq.bin`` of a plain compile from the kernel compile cache
-    (:mod:`fetchc.compile_cache`, on disk), or None (compile normally): only
-    for ``--emit=bin`` without printing or checking options, and only when
-    the input holds a kernel (else the compile warns)."""
+def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> bytes | None:
+    """The ``seq.bin`` of a plain compile from the kernel compile cache on
+    disk (:mod:`fetchc.compile_cache`), or None (compile normally; also when
+    the input holds no kernel, which the compile warns about).  When every
+    kernel is known this imports nothing of xDSL; the kernels it does not
+    know are compiled (``pipeline``: ``<default>`` or a ``-p`` text)."""
     from fetchc import compile_cache
 
-    if _plain_compile(args) is None:
-        return None
-    from fetchc.api import compile_uncached
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # the compile reports it
 
-    cache = compile_cache.KernelCache(disk=True)
-    got = cache.compile(text, filename, passes_spec, lambda t: compile_uncached(t, filename, passes_spec)[:3])
+    def uncached(t: str) -> tuple:
+        from fetchc.api import compile_uncached
+        from fetchc.driver import DEFAULT_PIPELINE
+
+        spec = ",".join(DEFAULT_PIPELINE) if pipeline == "<default>" else pipeline
+        return compile_uncached(t, filename, spec)[:3]
+
+    got = compile_cache.KernelCache(disk=True).compile(text, filename, pipeline, uncached)
     if got is None or not got[0].programs:  # no kernel: compiled normally, which warns (_emit)
         return None
     return got[1]

@@ -451,7 +451,10 @@ class KernelCache:
 
 
 def _cacheable_pipeline(pipeline: str) -> bool:
-    """Only pipelines of fetchc's own passes (which work per kernel)."""
+    """Only pipelines of fetchc's own passes (which work per kernel);
+    ``<default>`` is the command line's name of the default pipeline."""
+    if pipeline == "<default>":
+        return True
     from fetchc.driver import parse_pipeline
 
     try:

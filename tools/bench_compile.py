@@ -345,14 +345,23 @@ class Side:
 
 
 # ---------------------------------------------------------------- running
-def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600) -> tuple[float, float, int, int, str]:
-    """Run ``cmd``; return (wall seconds, CPU seconds (user + system), exit
-    code, peak RSS in KiB, the tail of its stdout+stderr).  CPU and RSS are
-    ``os.wait4``'s for this child (with its waited-for descendants; RSS is
-    the largest process's)."""
+NO_CACHE = {"FETCHC_NO_CACHE": "1"}
+"""The environment of every row that measures the compiler itself (a fetchc
+without a kernel compile cache ignores it)."""
+
+
+def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600,
+        env: dict[str, str] | None = None) -> tuple[float, float, int, int, str]:
+    """Run ``cmd`` (with ``env`` added to the environment; default
+    :data:`NO_CACHE`); return (wall seconds, CPU seconds (user + system),
+    exit code, peak RSS in KiB, the tail of its stdout+stderr).  CPU and RSS
+    are ``os.wait4``'s for this child (with its waited-for descendants; RSS
+    is the largest process's)."""
+    full = {**os.environ, **(NO_CACHE if env is None else env)}
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=cwd or RUN_CWD, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(cmd, cwd=cwd or RUN_CWD, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             env=full)
         killer = threading.Timer(timeout, p.kill)
         killer.start()
         _, status, ru = os.wait4(p.pid, 0)
@@ -555,42 +564,71 @@ def main() -> int:
 
     rows: list[Row] = []
 
-    def paired(row: Row, cmd_for) -> None:  # cmd_for(side) -> (cmd, cwd)
+    def paired(row: Row, cmd_for, env_for=None) -> None:  # cmd_for(side) -> (cmd, cwd); env_for(side) -> env
         for _ in range(runs):
             for s, key in zip(sides, keys):
                 cmd, cwd = cmd_for(s)
                 if cmd:
-                    row.add(key, cmd, *run(cmd, cwd, a.timeout), cwd=cwd)
+                    env = env_for(s) if env_for else None
+                    row.add(key, cmd, *run(cmd, cwd, a.timeout, env), cwd=cwd)
+                    if env:
+                        row.note = " ".join(f"{k}={v}" for k, v in env.items() if k != "FETCHC_CACHE_DIR") or row.note
         rows.append(row)
         print(f"  {row.name}: {fmt_t(row.med('cur'))} / {fmt_t(row.med('base'))}", file=sys.stderr, flush=True)
 
     def compile_cmd(path: Path):
         return lambda s: (s.fetchc + [str(path), "-o", str(work / f"x-{s.label}.bin")], None)
 
+    def model_rows(name: str, path: Path) -> None:
+        """The model-like module: uncached; with an empty cache directory
+        (each distinct kernel compiled once); again with the directory
+        filled (the same file: a whole-input hit); and a copy with every
+        name changed against the filled directory (every kernel a hit)."""
+        renamed = path.with_name(path.stem + "-renamed.mlir")
+        renamed.write_text(re.sub(r"([%@])l(\d+)_", r"\1layer\2_", path.read_text()))
+        fresh = iter(range(10**6))
+        paired(Row(f"{name}, no cache", "model", note="FETCHC_NO_CACHE=1"), compile_cmd(path))
+        paired(Row(f"{name}, cold cache", "model-cold"), compile_cmd(path),
+               lambda s: {"FETCHC_CACHE_DIR": str(work / f"cache-model-{next(fresh)}")})
+        filled = {"FETCHC_CACHE_DIR": str(work / "cache-model-filled")}
+        run(sides[0].fetchc + [str(path), "-o", str(work / "x-fill.bin")], None, a.timeout, filled)
+        paired(Row(f"{name}, warm cache (same file)", "model-warm"), compile_cmd(path), lambda s: filled)
+        paired(Row(f"{name}, warm cache (kernels renamed)", "model-warm-kernels"), compile_cmd(renamed),
+               lambda s: filled)
+
     if "cold" in fams:
         for ex in cold:
-            paired(Row(f"cold {ex.name}", "cold"), compile_cmd(ex))
+            paired(Row(f"cold {ex.name}", "cold", note="FETCHC_NO_CACHE=1"), compile_cmd(ex))
+            hit = {"FETCHC_CACHE_DIR": str(work / "cache-cold")}
+            run(sides[0].fetchc + [str(ex), "-o", str(work / "x-fill.bin")], None, a.timeout, hit)
+            paired(Row(f"cold {ex.name}, repeat (cache hit)", "cold-hit", note="cache filled"), compile_cmd(ex),
+                   lambda s: hit)
     if "inproc" in fams and examples:
-        inrows = {str(ex): Row(f"compile() {ex.name}", "inproc") for ex in examples}
-        for _ in range(runs):
-            for s, key in zip(sides, keys):
-                cmd = [s.python, SELF, "--inproc", *inrows, "--iters", str(iters)]
-                _, _, rc, rss, text = run(cmd, None, a.timeout)
-                try:
-                    res = json.loads(text.strip().splitlines()[-1])
-                except (ValueError, IndexError):
-                    res = {}
-                for f, row in inrows.items():
-                    one = [s.python, SELF, "--inproc", f, "--iters", str(iters)]
-                    if f in res:
-                        row.add(key, one, *res[f], 0, rss, "")
-                    else:
-                        row.cmd[key] = shlex.join(one)
-                        row.fail.setdefault(key, fail_line(rc or 1, text))
-        rows += inrows.values()
+        for label, env in (("miss", NO_CACHE), ("hit", {})):
+            inrows = {str(ex): Row(f"compile() {ex.name} ({label})", f"inproc-{label}",
+                                   note="FETCHC_NO_CACHE=1" if env else "the same text again")
+                      for ex in examples}
+            for _ in range(runs):
+                for s, key in zip(sides, keys):
+                    cmd = [s.python, SELF, "--inproc", *inrows, "--iters", str(iters)]
+                    _, _, rc, rss, text = run(cmd, None, a.timeout, env)
+                    try:
+                        res = json.loads(text.strip().splitlines()[-1])
+                    except (ValueError, IndexError):
+                        res = {}
+                    for f, row in inrows.items():
+                        one = [s.python, SELF, "--inproc", f, "--iters", str(iters)]
+                        if f in res:
+                            row.add(key, one, *res[f], 0, rss, "")
+                        else:
+                            row.cmd[key] = shlex.join(one)
+                            row.fail.setdefault(key, fail_line(rc or 1, text))
+            rows += inrows.values()
     for name, group, size, path in gen:
-        if group in fams:
-            paired(Row(name, group, size), compile_cmd(path))
+        if group in fams and group != "model":
+            paired(Row(name, group, size, note="FETCHC_NO_CACHE=1"), compile_cmd(path))
+        elif group in fams:
+            model_rows(name, path)
 
     if "tools" in fams and gen:
         xo = sides[0].tool("xdsl-opt")

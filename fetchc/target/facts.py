@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import builtin
-from xdsl.ir import Attribute
+from typing import TYPE_CHECKING
 
 from fetchc.target.tables_data import TABLES as _TABLE_DATA
+
+if TYPE_CHECKING:
+    from xdsl.ir import Attribute
 
 __all__ = [
     "ElementType",
@@ -170,15 +172,26 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
 BY_NAME: dict[str, ElementType] = {t.name: t for t in ELEMENT_TYPES}
 BY_CODE: dict[int, ElementType] = {t.code: t for t in ELEMENT_TYPES}
 
-_XDSL_FLOATS: dict[type, ElementType] = {
-    builtin.Float4E2M1FNType: F4E2M1FN,
-    builtin.Float8E4M3FNType: F8E4M3FN,
-    builtin.Float8E5M2Type: F8E5M2,
-    builtin.Float8E8M0FNUType: F8E8M0FNU,
-    builtin.BFloat16Type: BF16,
-    builtin.Float32Type: F32,
-}
 _INT_WIDTHS: dict[int, ElementType] = {4: I4, 8: I8, 16: I16, 32: I32, 5: I5, 9: I9}
+_XDSL_FLOATS: dict[type, ElementType] = {}
+"""xDSL's float type classes → element types, filled on first use: the
+facts are importable without xDSL (the ``seq.bin`` reader and writer, and
+the kernel compile cache's hits, never need it)."""
+
+
+def _xdsl_floats() -> dict[type, ElementType]:
+    if not _XDSL_FLOATS:
+        from xdsl.dialects import builtin
+
+        _XDSL_FLOATS.update({
+            builtin.Float4E2M1FNType: F4E2M1FN,
+            builtin.Float8E4M3FNType: F8E4M3FN,
+            builtin.Float8E5M2Type: F8E5M2,
+            builtin.Float8E8M0FNUType: F8E8M0FNU,
+            builtin.BFloat16Type: BF16,
+            builtin.Float32Type: F32,
+        })
+    return _XDSL_FLOATS
 
 
 def element_type(attr: Attribute) -> ElementType | None:
@@ -187,15 +200,22 @@ def element_type(attr: Attribute) -> ElementType | None:
 
     Integers must be signless (hardware.md: "Integers are signless and read
     as signed")."""
-    if isinstance(attr, builtin.IntegerType):
-        if attr.signedness.data != builtin.Signedness.SIGNLESS:
+    found = (_XDSL_FLOATS or _xdsl_floats()).get(type(attr))
+    if found is not None:
+        return found
+    from xdsl.dialects.builtin import IntegerType, Signedness
+
+    if isinstance(attr, IntegerType):
+        if attr.signedness.data != Signedness.SIGNLESS:
             return None
         return _INT_WIDTHS.get(attr.width.data)
-    return _XDSL_FLOATS.get(type(attr))
+    return None
 
 
 def mlir_type(t: ElementType) -> Attribute:
     """The MLIR builtin type for a hardware element type."""
+    from xdsl.dialects import builtin
+
     if not t.is_float:
         return builtin.IntegerType(t.bits)
     return {

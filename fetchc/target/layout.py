@@ -11,10 +11,12 @@ Spec: ir.md §1 (identity or ``strided<>`` layouts), §2 (linear maps: no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import AffineMapAttr, FixedBitwidthType, MemRefType, NoneAttr, StridedLayoutAttr
-from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+if TYPE_CHECKING:  # xDSL is imported where it is used: the byte spans need none (the seq.bin reader)
+    from xdsl.dialects.builtin import MemRefType
+    from xdsl.ir import Attribute
+    from xdsl.ir.affine import AffineExpr, AffineMap
 
 __all__ = [
     "layout_byte_span",
@@ -34,6 +36,8 @@ class NonLinearMap(ValueError):
 
 
 def _linear(expr: AffineExpr, ndims: int) -> tuple[list[int], int]:
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
+
     if isinstance(expr, AffineDimExpr):
         c = [0] * ndims
         c[expr.position] = 1
@@ -94,6 +98,9 @@ def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
     """``(strides, offset)`` in elements of a memref with an identity or
     ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
     strides/offsets or other layouts."""
+    from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
+    from xdsl.ir.affine import AffineMap
+
     shape = list(static_shape(mt))
     layout = mt.layout
     if isinstance(layout, NoneAttr):
@@ -118,6 +125,8 @@ def element_bits(elem: Attribute) -> int:
     4-bit types (two per byte), else a whole number of bytes.  Raises
     ``ValueError`` for types with no fixed width or a width that is neither 4
     nor a multiple of 8 (``i1``, ``index``...): they have no DM layout."""
+    from xdsl.dialects.builtin import FixedBitwidthType
+
     from fetchc.target.facts import element_type
 
     hw = element_type(elem)

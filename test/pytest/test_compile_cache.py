@@ -264,3 +264,25 @@ def test_no_cache_flag_writes_nothing(tmp_path):
     path = ROOT / "examples" / "tiling_read.mlir"
     assert _fetchc([str(path), "--no-cache", "-o", str(tmp_path / "a.bin")], cache).returncode == 0
     assert not _entries(cache)
+
+
+@pytest.mark.parametrize("repeat", ["same file", "renamed kernels"])
+def test_a_known_input_is_answered_without_importing_xdsl(repeat, tmp_path):
+    """The command answers from the cache before importing xDSL: an exact
+    repeat (whole input) and an input whose kernels are all known."""
+    path = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
+    cache = tmp_path / "cache"
+    assert _fetchc([str(path), "-o", str(tmp_path / "a.bin")], cache).returncode == 0
+    again = path if repeat == "same file" else tmp_path / "renamed.mlir"
+    if repeat != "same file":
+        again.write_text(_rename(path.read_text(), random.Random(1)))
+    env = dict(os.environ, FETCHC_CACHE_DIR=str(cache))
+    env.pop("FETCHC_NO_CACHE", None)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "fetchc.cli", str(again), "-o", str(tmp_path / "b.bin")],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    imported = [line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")]
+    light = {"xdsl", "xdsl.utils", "xdsl.utils.exceptions"}  # VerifyException, the base of fetchc's OpError
+    assert "fetchc.compile_cache" in imported and not [m for m in imported if m.startswith("xdsl") and m not in light]
+    plain = fetchc.compile(again.read_text(), filename=str(again), cache=False).seq_bin
+    assert (tmp_path / "b.bin").read_bytes() == plain

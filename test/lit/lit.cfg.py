@@ -7,10 +7,15 @@
 # environment running lit.
 #
 # Parameters (`lit -D NAME=VALUE test/lit`):
-#   filecheck=PATH   run RUN lines' `FileCheck` with this binary, e.g. LLVM's
-#                    `-D filecheck=/usr/lib/llvm-19/bin/FileCheck` (default:
-#                    the Python `filecheck` package).  A bare name is looked
-#                    up on PATH.
+#   filecheck=PATH   run RUN lines' `FileCheck` with this binary (a bare name
+#                    is looked up on PATH).  Default: LLVM's `FileCheck` on
+#                    PATH, else the newest `FileCheck-NN` on PATH (Debian's
+#                    llvm-NN-tools), else the Python `filecheck` package
+#                    (`-D filecheck=filecheck` chooses that one).
+#   fetchc_server=0  run every `%fetchc` as its own process instead of
+#                    through the fork server (test/support/fetchc_server.py,
+#                    default on: it imports fetchc once and forks a fresh
+#                    child per command; see docs/architecture.md, Tests).
 #   mlir_opt=PATH    the mlir-opt to use for the tests marked
 #                    `REQUIRES: mlir-opt` (default: `mlir-opt` on PATH, else
 #                    the newest `mlir-opt-NN` on PATH, as Debian's
@@ -21,6 +26,7 @@
 # Features: `mlir-opt` when an mlir-opt runs; `mlir-opt-f4` when it also knows
 # the f4E2M1FN and f8E8M0FNU types (MLIR 20 and later; MLIR 19 does not, so
 # the FP4 examples cannot go through it).
+import atexit
 import os
 import re
 import shutil
@@ -58,39 +64,44 @@ def _tool(value, what):
 
 
 repo = os.path.dirname(os.path.dirname(config.test_source_root))
-config.substitutions.append(("%fetchc", "fetchc"))
+support = os.path.join(repo, "test", "support")
+
+
+def _fetchc_command():
+    """`%fetchc`: the fork server's client when the server starts (and
+    -D fetchc_server=0 does not turn it off), else the `fetchc` command."""
+    real = shutil.which("fetchc", path=search_path)
+    if lit_config.params.get("fetchc_server", "1") == "0" or not real:
+        lit_config.note("%fetchc: the fetchc command (a process per RUN line)")
+        return "fetchc"
+    sys.path.insert(0, support)
+    try:
+        import fetchc_server
+    finally:
+        sys.path.remove(support)
+    os.makedirs(config.test_exec_root, exist_ok=True)
+    log = open(os.path.join(config.test_exec_root, "fetchc_server.log"), "w")
+    server = fetchc_server.launch(sys.executable, dict(config.environment), log)
+    log.close()
+    if server is None:
+        lit_config.warning("the fetchc fork server did not start (see Output/fetchc_server.log): %fetchc runs fetchc")
+        return "fetchc"
+
+    def stop():
+        stats = server.stop()
+        if stats:
+            sys.stderr.write(f"fetchc fork server: {stats}\n")
+
+    atexit.register(stop)
+    lit_config.note("%fetchc: through the fork server (-D fetchc_server=0: a process per RUN line)")
+    client = os.path.join(support, "fetchc_client.py")
+    return f"{sys.executable} -I -S {client} {server.socket_path} {real}"
+
+
+config.substitutions.append(("%fetchc", _fetchc_command()))
 config.substitutions.append(("%xdsl-opt", "xdsl-opt"))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
 config.substitutions.append(("%python", sys.executable))
-
-# FileCheck: the Python `filecheck` package unless -D filecheck=... names a binary.
-filecheck = lit_config.params.get("filecheck")
-if filecheck:
-    filecheck = _tool(filecheck, "filecheck")
-    lit_config.note(f"FileCheck: {filecheck}")
-else:
-    filecheck = "filecheck"
-
-
-def _find_mlir_opt():
-    given = lit_config.params.get("mlir_opt")
-    if given is not None:
-        return _tool(given, "mlir_opt") if given else None
-    found = shutil.which("mlir-opt", path=search_path)
-    if found:
-        return found
-    versioned = []
-    for directory in search_path.split(os.pathsep):
-        try:
-            names = os.listdir(directory or ".")
-        except OSError:
-            continue
-        for name in names:
-            m = re.fullmatch(r"mlir-opt-(\d+)", name)
-            path = os.path.join(directory, name)
-            if m and os.access(path, os.X_OK):
-                versioned.append((int(m.group(1)), path))
-    return max(versioned)[1] if versioned else None
 
 
 def _runs(argv, stdin=""):
@@ -98,6 +109,42 @@ def _runs(argv, stdin=""):
         return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+
+
+def _newest_versioned(tool):
+    """The newest `tool-NN` on PATH (as Debian installs LLVM's tools), or None."""
+    versioned = []
+    for directory in search_path.split(os.pathsep):
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for name in names:
+            m = re.fullmatch(re.escape(tool) + r"-(\d+)", name)
+            path = os.path.join(directory, name)
+            if m and os.access(path, os.X_OK):
+                versioned.append((int(m.group(1)), path))
+    return max(versioned)[1] if versioned else None
+
+
+# FileCheck: -D filecheck=..., else LLVM's FileCheck (FileCheck, FileCheck-NN)
+# when one is on PATH (it starts in milliseconds, the Python package in 60 ms
+# of CPU), else the Python `filecheck` package.
+filecheck = lit_config.params.get("filecheck")
+if filecheck:
+    filecheck = _tool(filecheck, "filecheck")
+else:
+    filecheck = shutil.which("FileCheck", path=search_path) or _newest_versioned("FileCheck") or "filecheck"
+    if filecheck != "filecheck" and not _runs([filecheck, "--version"]):
+        filecheck = "filecheck"
+lit_config.note(f"FileCheck: {filecheck}" + (" (the Python filecheck package)" if filecheck == "filecheck" else ""))
+
+
+def _find_mlir_opt():
+    given = lit_config.params.get("mlir_opt")
+    if given is not None:
+        return _tool(given, "mlir_opt") if given else None
+    return shutil.which("mlir-opt", path=search_path) or _newest_versioned("mlir-opt")
 
 
 mlir_opt = _find_mlir_opt()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fetchc.diagnostics import Diagnostic, Loc, display_name, flatten
+from fetchc.frontend.ere import Regex, RegexError, compile_expected
 
 __all__ = ["check_expected"]
 # --------------------------------------------------------------------------- #
@@ -35,37 +36,15 @@ class _Expected:
     loc: Loc  # where the expected-* comment is
     text: str  # the {{...}} content as written
     designator: str  # "" or "@+1", "@above", ...
-    regex: re.Pattern[str] | None = None
+    regex: Regex | None = None
     unknown: bool = False
     dangling: bool = False
     matched: bool = False
 
     def match(self, message: str) -> bool:
         if self.regex is not None:
-            return self.regex.search(message) is not None
+            return self.regex.search(message)
         return self.text in message
-
-
-def _compile_expected_regex(text: str) -> re.Pattern[str]:
-    """MLIR's ``-re`` form: literal text with ``{{regex}}`` blocks.  Raises
-    ``ValueError`` (unterminated block) or ``re.error`` (bad regex)."""
-    parts: list[str] = []
-    rest = text
-    while rest:
-        start = rest.find("{{")
-        if start == -1:
-            parts.append(re.escape(rest))
-            break
-        parts.append(re.escape(rest[:start]))
-        rest = rest[start + 2 :]
-        end = rest.find("}}")
-        if end == -1:
-            raise ValueError("found start of regex with no end '}}'")
-        block = rest[:end]
-        re.compile(block)
-        parts.append(f"({block})")
-        rest = rest[end + 2 :]
-    return re.compile("".join(parts))
 
 
 def _parse_expectations(
@@ -94,12 +73,9 @@ def _parse_expectations(
         exp = _Expected(severity, index + 1 + line_offset, loc, content, designator or "")
         if is_re:
             try:
-                exp.regex = _compile_expected_regex(content)
-            except ValueError as err:
+                exp.regex = compile_expected(content)
+            except RegexError as err:  # "found start of regex with no end '}}'", "invalid regex: ..."
                 errors.append(Diagnostic("error", str(err), loc))
-                continue
-            except re.error as err:
-                errors.append(Diagnostic("error", f"invalid regex: {err}", loc))
                 continue
         if where is None:
             pass
@@ -137,7 +113,10 @@ def check_expected(
     * ``// expected-error {{text}}`` (also ``-note``, ``-warning``,
       ``-remark``) expects a diagnostic of that severity on the same line
       whose message *contains* ``text``; ``expected-error-re {{a{{[0-9]+}}b}}``
-      matches literal text with ``{{regex}}`` blocks (``re.search``).
+      matches literal text with ``{{regex}}`` blocks, each a POSIX extended
+      regular expression as ``llvm::Regex`` reads it (``[[:alpha:]]``...),
+      matched in linear time (:mod:`fetchc.frontend.ere`: no pattern can
+      make the check run for minutes).
     * ``@+N`` / ``@-N``: N lines below / above; ``@above``: the closest line
       above that holds no ``expected-*``; ``@below``: the next such line
       below; ``@unknown``: a diagnostic without location.

@@ -781,3 +781,88 @@ def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
     assert quoted == line.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\u202e", "\\u202e").replace("\x00", "\\x00")
     assert caret.index("^") == quoted.index('"foo.bar"')
     assert not (tmp_path / "o.bin").exists()
+
+
+def test_regex_cannot_backtrack_for_minutes():
+    """Issue 17 item 16: ``{{(.*)*(.*)*...X}}`` made Python's backtracking
+    ``re`` run for minutes on a long message.  The pattern is matched by an
+    automaton (fetchc/frontend/ere.py): the same answer as a non-backtracking
+    reference, at once.  (No timed assertion: the test would hang before.)"""
+    message = "a" * 3000
+    diags = [Diagnostic("error", message, ("in.mlir", 1, 1))]
+    text = "x // expected-error-re {{{{(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*X}}}}\n"
+    failures = check_expected(diags, text, "in.mlir")
+    assert [f.message for f in failures] == [
+        f"unexpected error: {message}",
+        'expected error "{{(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*X}}" was not produced',
+    ]
+    hit = "x // expected-error-re {{{{(a|aa)*$}}}}\n"
+    assert check_expected(diags, hit, "in.mlir") == []
+
+
+@pytest.mark.parametrize(
+    "block,message,matches",
+    [
+        ("[[:alpha:]]+ [[:digit:]]{2} e", "needs 12 entries", True),
+        ("^[[:upper:]]", "needs", False),
+        ("[[:space:]][[:punct:]]", "a ;", True),
+        ("[^[:alnum:]]x", "ax", False),
+        ("(never|not) used", "is never used", True),
+        ("a{2,3}b", "aab", True),
+        ("a{4}x", "aaax", False),
+        ("[]x]", "]", True),
+        ("x\\.y", "x.y", True),
+        ("x\\.y", "xzy", False),
+    ],
+)
+def test_regex_is_posix_extended(block, message, matches):
+    """MLIR reads the blocks as POSIX ERE (llvm::Regex): POSIX classes
+    (which Python's re took for nested sets, with a FutureWarning), counted
+    repetitions, bracket rules.  (A block ends at the first '}}', in MLIR
+    too: a count is not written last.)"""
+    import warnings
+
+    diags = [Diagnostic("error", message, ("in.mlir", 1, 1))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a FutureWarning fails the test
+        failures = check_expected(diags, f"x // expected-error-re {{{{{{{{{block}}}}}}}}}\n", "in.mlir")
+    assert (failures == []) == matches, failures
+
+
+@pytest.mark.parametrize(
+    "block,reason",
+    [
+        ("[[:bogus:]]", "invalid character class"),
+        ("(a", "parentheses not balanced"),
+        ("a)", "parentheses not balanced"),
+        ("*a", "repetition-operator operand invalid"),
+        ("a{256}q", "invalid repetition count(s)"),
+        ("a{3,2}q", "invalid repetition count(s)"),
+        ("[z-a]", "invalid character range"),
+        ("[a", "brackets ([ ]) not balanced"),
+        ("(x{1,255}){1,255}q", "regular expression too big"),
+    ],
+)
+def test_regex_errors_are_llvm_s(block, reason):
+    diags = [Diagnostic("error", "m", ("in.mlir", 1, 1))]
+    failures = check_expected(diags, f"x // expected-error-re {{{{m{{{{{block}}}}}}}}}\n", "in.mlir")
+    assert failures[0].message == f"invalid regex: {reason}"
+
+
+def test_cli_verify_diagnostics_regex_is_bounded_and_warning_free(tmp_path):
+    """Through the command line: no FutureWarning on stderr, the answer at once."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "e.mlir"
+    src.write_text(
+        "func.func @k(%a: memref<64x16xf8E4M3FN>, %o: memref<64x16xbf16>) {\n"
+        "  %s = fetch.fetch %a : memref<64x16xf8E4M3FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>\n"
+        "  // expected-error-re @+1 {{{{[[:alpha:]]+}} has no f8E4M3FN -> bf16 cast{{(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*$}}}}\n"
+        "  %c = fetch.cast %s : !fetch.stream<main, [64], [16], f8E4M3FN> -> !fetch.stream<main, [64], [16], bf16>\n"
+        "  rngd.commit %c, %o : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>\n"
+        "  func.return\n}\n"
+    )
+    r = subprocess.run([sys.executable, "-W", "error::FutureWarning", "-m", "fetchc.cli", str(src),
+                        "--verify-diagnostics"], capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -21,34 +21,57 @@ output file is created or overwritten.
 
 from __future__ import annotations
 
+import os
 import sys
 
-from fetchc import startup
 
-# Before xDSL is imported, with the cache of this subcommand: see fetchc/startup.py.
-startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
+def _started_as_command() -> bool:
+    """Whether this process is the ``fetchc`` command (the console script,
+    or ``python -m fetchc.cli``), not a program that imports this module."""
+    return __name__ == "__main__" or os.path.basename(sys.argv[0] if sys.argv else "") == "fetchc"
 
-import argparse  # noqa: E402
-import contextlib
-import functools
-import json
-import os
-import stat
-from collections.abc import Callable
 
-from fetchc import __version__
-from fetchc.diagnostics import Diagnostic, DiagnosticError
-from fetchc.escape import printable
-from fetchc.process import (
-    ResourceExhausted,
-    call_with_deep_stack,
-    gc_paused,
-    is_memory_message,
-    limit_malloc_arenas,
-    limit_text,
-    load_numpy,
-    stack_text,
-)
+def _last_words(e: BaseException) -> None:
+    """:func:`fetchc.command.last_words` (one ``error:`` line, exit 1)."""
+    try:
+        from fetchc.command import last_words
+    except BaseException:  # noqa: BLE001 - out of memory for that too
+        os.write(2, b"error: out of memory while starting fetchc\n")
+        os._exit(1)
+    last_words(e)
+
+
+try:
+    from fetchc import startup
+
+    # Before xDSL is imported, with the cache of this subcommand: see fetchc/startup.py.
+    startup.install(sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("dis", "sim", "run") else "compile")
+
+    import argparse
+    import contextlib
+    import functools
+    import json
+    import stat
+    from collections.abc import Callable
+
+    from fetchc import __version__
+    from fetchc.diagnostics import Diagnostic, DiagnosticError
+    from fetchc.escape import printable
+    from fetchc.process import (
+        ResourceExhausted,
+        call_with_deep_stack,
+        gc_paused,
+        is_memory_message,
+        limit_malloc_arenas,
+        limit_text,
+        load_numpy,
+        memory_failure,
+        stack_text,
+    )
+except BaseException as _failure:  # the command shows no traceback, not even here
+    if not _started_as_command():
+        raise
+    _last_words(_failure)
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -476,11 +499,15 @@ def _reported(command: Callable[[list[str]], int]) -> Callable[[list[str]], int]
         except KeyboardInterrupt:
             return _error("interrupted")
         except OSError as e:
+            if memory_failure(e):
+                raise MemoryError from None  # main() words it
             where = getattr(e, "filename", None)
             return _error(f"{where}: {e.strerror or e}" if where else f"{e.strerror or e}")
         except (MemoryError, ResourceExhausted, RecursionError, ImportError):
             raise  # main() words these
         except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback
+            if memory_failure(e):
+                raise MemoryError from None  # main() words it
             return _error(f"internal error: {type(e).__name__}: {e}")
 
     return reported
@@ -542,7 +569,6 @@ def main_sim(argv: list[str]) -> int:
     except SystemExit as e:  # --help
         return int(e.code or 0) if not isinstance(e.code, str) else 1
     load_numpy()
-    import numpy as np
 
     from fetchc.golden.inputs import InputError, parse_arg_specs
     from fetchc.golden.run import RunError, simulate_with_args
@@ -820,11 +846,31 @@ def main(argv: list[str] | None = None) -> int:
         first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
         return _error(f"cannot load {e.name or 'a module'} (broken installation?): {first}")
     except Exception as e:  # noqa: BLE001 - last resort: an internal error, still no traceback
+        if memory_failure(e):  # ENOMEM from a thread or mapping, CPython's SystemError under ulimit -v
+            return _error(f"out of memory{limit_text()}")
         return _error(f"internal error: {type(e).__name__}: {e} (please report this with the input)")
 
 
+def _unraisable(u) -> None:
+    """``sys.unraisablehook`` of the command: an exception nobody can catch
+    (an atexit handler: the start-up cache written at exit) that is only a
+    lack of memory is dropped, not printed as ``Exception ignored in
+    atexit callback``; anything else is printed as Python does."""
+    if memory_failure(u.exc_value):
+        return
+    sys.__unraisablehook__(u)
+
+
 def entry() -> None:
-    sys.exit(main())
+    """The ``fetchc`` console script (and ``python -m fetchc.cli``):
+    :func:`main`, then exit with its status.  A failure while reporting a
+    failure (out of memory again) ends with one ``error:`` line."""
+    sys.unraisablehook = _unraisable
+    try:
+        code = main()
+    except BaseException as e:  # noqa: BLE001 - the last line of defence against a traceback
+        _last_words(e)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from fetchc.frontend.context import all_passes, fetchc_passes
 from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
 from fetchc.frontend.locations import location_of, op_error, op_location
 from fetchc.frontend.verify import verify_module
+from fetchc.process import memory_failure
 from fetchc.rewriting import ChangeTracker, FetchcPass
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
@@ -228,7 +229,7 @@ def pass_diagnostic(p: ModulePass, err: BaseException, module: ModuleOp) -> Diag
         return op_error(err.op, err.message, err.notes)
     if isinstance(err, DiagnosticError):
         return err.diagnostics[0]
-    if isinstance(err, MemoryError):
+    if memory_failure(err):
         return Diagnostic.error(f"out of memory while running pass '{p.name}'")
     text = _exception_summary(err)
     if p.name in fetchc_passes():

@@ -26,6 +26,7 @@ __all__ = [
     "call_with_deep_stack",
     "gc_paused",
     "is_memory_message",
+    "memory_failure",
     "limit_malloc_arenas",
     "limit_text",
     "load_numpy",
@@ -72,6 +73,26 @@ def is_memory_message(text: str) -> bool:
         for k in ("failed to map segment", "cannot allocate memory", "memoryerror", "out of memory",
                   "memory allocation", "cannot map zero-fill pages", "can't start new thread")
     )
+
+
+def memory_failure(err: BaseException) -> bool:
+    """Whether ``err`` means the process ran out of memory rather than a bug:
+    ``MemoryError``; an ``OSError`` ``ENOMEM`` (a thread, a mapping); and,
+    under an address-space limit, CPython's ``SystemError`` for a C function
+    that failed without setting an exception (``error return without
+    exception set``: an allocation failed inside it).  Callers that turn
+    exceptions into diagnostics re-raise these as ``MemoryError``, which the
+    command line words as ``out of memory``."""
+    if isinstance(err, MemoryError):
+        return True
+    if isinstance(err, OSError):
+        import errno
+
+        return err.errno == errno.ENOMEM
+    if isinstance(err, SystemError) and address_space_limit() is not None:
+        text = str(err)
+        return "without exception set" in text or "without setting an exception" in text
+    return False
 
 
 def load_numpy() -> None:

@@ -33,6 +33,7 @@ from fetchc.diagnostics import Diagnostic, DiagnosticError, Loc
 from fetchc.frontend.locations import LineIndex, exception_text
 from fetchc.frontend.fastparse import fast_parse
 from fetchc.frontend.located_parser import LocatedParser
+from fetchc.process import memory_failure
 
 __all__ = [
     "SPLIT_MARKER",
@@ -297,6 +298,8 @@ def _slow_parse(ctx: Context, text: str, filename: str, line_offset: int) -> Mod
     except MemoryError:
         raise  # a resource, not the input: the command line says "out of memory"
     except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
+        if memory_failure(err):
+            raise MemoryError from err
         raise _internal(err, parser, text, filename, index) from None
 
 

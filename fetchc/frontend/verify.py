@@ -17,6 +17,7 @@ from fetchc.diagnostics import Diagnostic, OpError
 from fetchc.frontend.locations import exception_text, op_error
 from fetchc.frontend.xdsl_compat import verify_op_alone
 from fetchc.rewriting import walk
+from fetchc.process import memory_failure
 
 __all__ = ["verify_module", "xdsl_message"]
 
@@ -87,6 +88,8 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
         except MemoryError:
             raise  # a resource, not the input: the command line says "out of memory"
         except Exception as err:  # noqa: BLE001 - a broken verifier is a diagnostic
+            if memory_failure(err):
+                raise MemoryError from err
             diagnostics.append(
                 op_error(
                     op,

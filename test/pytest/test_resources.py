@@ -215,3 +215,70 @@ def test_simulate_api_checks_the_total(three_programs, monkeypatch):
     with pytest.raises(SimError, match=r"the 3 programs produce .* more than the 1000 bytes"):
         simulate(sb, bytes(range(256)))
     assert list(simulate(sb, bytes(range(256)), "p/1")) == ["p/1"]
+
+
+# --------------------------------------------------------------------------
+# Issue 17 item 15: a tight ulimit -v while fetchc itself loads
+# --------------------------------------------------------------------------
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "fetchc"
+
+
+@needs_rlimit
+@pytest.mark.parametrize("how", ["script", "module"])
+def test_tight_limits_give_one_error_line(tmp_path, how):
+    """From 16 to 60 MiB of address space (below about 14 MiB Python itself
+    cannot start): one ``error:`` line or a result, never a traceback
+    (``ulimit -v 20000`` gave a MemoryError traceback at import), nor
+    ``Exception ignored in atexit``, nor ``internal error: SystemError``.
+    ``FETCHC_CACHE_DIR`` is fresh, so the start-up cache is written at exit."""
+    if how == "script" and not CONSOLE_SCRIPT.exists():
+        pytest.skip("the fetchc console script is not installed next to this Python")
+    cmd = [str(CONSOLE_SCRIPT)] if how == "script" else FETCHC
+    seen = set()
+    for mib in range(16, 62, 3):
+        env = dict(os.environ, FETCHC_CACHE_DIR=str(tmp_path / f"cache{mib}"))
+        r = subprocess.run(cmd + [str(KERNEL), "-o", str(tmp_path / "out.bin")], preexec_fn=_limited(mib),
+                           env=env, capture_output=True, text=True, timeout=300)
+        lines = r.stderr.splitlines()
+        assert r.returncode in (0, 1), (mib, r.stderr)
+        assert len(lines) == (r.returncode == 1), (mib, r.stderr)
+        if lines:
+            assert re.fullmatch(r"error: (out of memory|not enough memory)[^\n]*", lines[0]), (mib, r.stderr)
+            assert "internal error" not in lines[0]
+        seen.add(r.returncode)
+        leftovers = [n for n in os.listdir(tmp_path / f"cache{mib}")] if (tmp_path / f"cache{mib}").exists() else []
+        assert not [n for n in leftovers if n.endswith(".tmp")], (mib, leftovers)
+    assert seen == {0, 1}  # the range covers both outcomes
+
+
+def test_memory_error_in_an_atexit_handler_is_not_printed(tmp_path):
+    """An atexit handler that runs out of memory (the start-up cache written
+    at exit, under ulimit -v) printed ``Exception ignored in atexit
+    callback ... MemoryError`` after a successful run."""
+    script = (
+        "import atexit, sys\n"
+        "def handler():\n"
+        "    raise MemoryError\n"
+        "atexit.register(handler)\n"
+        "sys.argv = ['fetchc', '--version']\n"
+        "from fetchc.cli import entry\n"
+        "entry()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("fetchc ") and r.stderr == "", r.stderr
+
+
+def test_memory_failure_classification(monkeypatch):
+    """What counts as running out of memory: MemoryError, ENOMEM, and under
+    an address-space limit CPython's 'error return without exception set'."""
+    import errno
+
+    assert process.memory_failure(MemoryError())
+    assert process.memory_failure(OSError(errno.ENOMEM, "Cannot allocate memory"))
+    assert not process.memory_failure(OSError(errno.ENOENT, "No such file"))
+    monkeypatch.setattr(process, "address_space_limit", lambda: 40 << 20)
+    assert process.memory_failure(SystemError("error return without exception set"))
+    monkeypatch.setattr(process, "address_space_limit", lambda: None)
+    assert not process.memory_failure(SystemError("error return without exception set"))
+    assert not process.memory_failure(ValueError("x"))

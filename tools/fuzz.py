@@ -43,8 +43,19 @@ Targets (``--target``):
     pipes and FIFOs for ``fetchc``, ``dis`` and ``sim``, stale temporary
     files of dead processes, program names that are not identifiers
     (``file``, ``allow_pickle``, ``a/b``...), address-space limits
-    (``RLIMIT_AS`` 48-600 MiB) and ``FETCHC_SIM_MAX_BYTES`` against the
-    total output.
+    (``RLIMIT_AS`` 12-600 MiB: one error line or a result) and
+    ``FETCHC_SIM_MAX_BYTES`` against the total output; and issue 17's
+    classes: ``-o`` naming an input under another spelling (``out-input``),
+    binary output to a pseudo-terminal (``tty``), SIGINT/SIGTERM/SIGHUP at a
+    random moment of a write (``signal``: no temporary file left, the output
+    absent or whole), a file-size limit that cuts writes short
+    (``short-write``: an error, never a cut file reported as success).
+``npy``
+    ``.npy`` inputs of ``fetchc sim --arg`` and ``fetchc run``: valid arrays
+    in every accepted form and corrupt ones (descriptors, shapes, 65
+    dimensions, sizes of 2^63, headers of megabytes, sparse files declaring
+    gigabytes, truncation, bad magic), scalars as odd text (``1_000``,
+    ``١٢٣``) or 0-d arrays, under random ``FETCHC_SIM_MAX_BYTES``.
 
 ``parse``
     The fast front end against xDSL's parser, in this process
@@ -63,6 +74,16 @@ nesting (``mlir-bytes``), dynamic dimensions anywhere (``mlir-mutate``
 ``dynamic_dim``), and the ``internal-value`` oracle: no message may show
 xDSL's placeholder for a dynamic dimension (-9223372036854775808 or a
 multiple of it) that the input does not contain.
+
+Issue 17's oracles apply to every run: ``escape`` (no character a terminal
+acts on, anything ``str.isprintable`` rejects but a line break, in stderr or
+in ``dis``'s text), ``quote`` (every file opened for reading, recorded by an
+audit hook: none under ``/proc``, ``/sys``, ``/dev``, ``/etc`` but
+``/proc/self/statm``, no non-source file and no source file over 1 MiB that a
+location named, at most 16 MiB read for quoting per run; ``mlir-bytes`` and
+``mlir-mutate`` put such locations on ops), ``budget`` (for ``sim`` and
+``run`` jobs under ``FETCHC_SIM_MAX_BYTES``: the peak of ``tracemalloc``,
+which sees numpy's arrays, at most the budget plus 96 MiB of fixed costs).
 
 Oracle for every input: exit 0 with a valid result, or exit 1 with an
 ``error:`` diagnostic (for MLIR input a located ``file:line:col: error:``),
@@ -149,7 +170,7 @@ from modgen import (  # noqa: E402
     generate,
 )
 
-TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli", "parse", "cache")
+TARGETS = ("mlir-bytes", "mlir-mutate", "seqbin", "pipeline", "passes", "cli", "npy", "parse", "cache")
 
 # ===========================================================================
 # Worker: runs fetchc.cli.main in-process, one job at a time
@@ -161,17 +182,74 @@ class FuzzTimeout(BaseException):
     ``except Exception`` last resort does not swallow it."""
 
 
+_OPENS: list[tuple[str, str]] | None = None
+"""While a job runs: every file the worker opened for reading (path, how)."""
+_MANAGERS: list = []
+"""While a job runs: every SourceManager fetchc made (their ``bytes_read``)."""
+
+
+def _audit(event: str, args: tuple) -> None:
+    """``sys.addaudithook``: record files opened for reading during a job."""
+    if _OPENS is None or event != "open":
+        return
+    path, mode, flags = args
+    if isinstance(path, int):
+        return
+    reading = ("r" in mode) if isinstance(mode, str) else (flags is not None and flags & os.O_ACCMODE == os.O_RDONLY)
+    if reading:
+        _OPENS.append((os.fsdecode(path), str(mode)))
+
+
+def _instrument() -> None:
+    """Record what the quoting oracle needs: files opened, and the bytes each
+    SourceManager read (fetchc.frontend.render)."""
+    from fetchc.frontend import render  # noqa: PLC0415
+
+    original = render.SourceManager.__init__
+
+    def init(self, *a, **kw):
+        original(self, *a, **kw)
+        _MANAGERS.append(self)
+
+    render.SourceManager.__init__ = init
+    sys.addaudithook(_audit)
+
+
+def _job_files(job: dict, job_dir: str, base_dir: str) -> dict[str, bytes]:
+    """Write the job's files (``@BASE`` in their text is the worker's
+    directory, where ``big.mlir`` and ``small.py`` live); ``sparse`` files
+    are extended (without writing) to the size given."""
+    before = {}
+    for name, data in job.get("files", {}).items():
+        data = data.replace(b"@BASE", base_dir.encode())
+        with open(os.path.join(job_dir, name), "wb") as f:
+            f.write(data)
+        before[name] = data
+    for name, size in job.get("sparse", {}).items():
+        with open(os.path.join(job_dir, name), "r+b") as f:
+            f.truncate(size)
+        before.pop(name, None)
+    return before
+
+
 def _worker_run_job(job: dict, base_dir: str) -> dict:
     from fetchc.cli import main  # noqa: PLC0415
 
+    global _OPENS
     job_dir = os.path.join(base_dir, "job")
     shutil.rmtree(job_dir, ignore_errors=True)
     os.mkdir(job_dir)
-    for name, data in job.get("files", {}).items():
-        with open(os.path.join(job_dir, name), "wb") as f:
-            f.write(data)
-    before = {name: data for name, data in job.get("files", {}).items()}
+    before = _job_files(job, job_dir, base_dir)
     argv = [a.replace("@DM", os.path.join(base_dir, "dm.bin")) for a in job["argv"]]
+    saved_env = {k: os.environ.get(k) for k in job.get("env", {})}
+    os.environ.update(job.get("env", {}))
+    measure = job.get("measure", False)
+    if measure:
+        import tracemalloc  # noqa: PLC0415
+
+        tracemalloc.start()
+    _MANAGERS.clear()
+    _OPENS = []
 
     out_buf, err_buf = io.BytesIO(), io.BytesIO()
     out = io.TextIOWrapper(out_buf, encoding="utf-8", errors="replace", write_through=True)
@@ -197,13 +275,30 @@ def _worker_run_job(job: dict, base_dir: str) -> dict:
         signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdin, sys.stdout, sys.stderr = saved
         os.chdir(cwd)
+        opened, _OPENS = _OPENS, None
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        peak = None
+        if measure:
+            import tracemalloc  # noqa: PLC0415
+
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
     elapsed = time.monotonic() - t0
+    quote_bytes = max((getattr(m, "bytes_read", 0) for m in _MANAGERS), default=0)
+    _MANAGERS.clear()
     files = {}
     checks = {}
     listing = sorted(os.listdir(job_dir))
     for name in listing:
         path = os.path.join(job_dir, name)
         if not os.path.isfile(path):
+            continue
+        if os.path.getsize(path) > 256 << 20:  # a sparse input: not read back into the worker
+            files[name] = ("big", os.path.getsize(path), "")
             continue
         with open(path, "rb") as f:
             data = f.read()
@@ -222,6 +317,12 @@ def _worker_run_job(job: dict, base_dir: str) -> dict:
         "checks": checks,
         "elapsed": elapsed,
         "escaped": escaped,
+        "opened": sorted({p for p, _ in opened or []})[:200],
+        "quote_bytes": quote_bytes,
+        "peak": peak,
+        "budget": int(job["env"]["FETCHC_SIM_MAX_BYTES"]) if "FETCHC_SIM_MAX_BYTES" in job.get("env", {}) else None,
+        "base_dir": base_dir,
+        "inputs": [os.path.join(job_dir, n) for n in job.get("files", {})],
     }
 
 
@@ -283,10 +384,19 @@ def worker_main(mem_mb: int, base_dir: str | None = None) -> None:
         raise FuzzTimeout()
 
     signal.signal(signal.SIGALRM, on_alarm)
+    _instrument()
     base_dir = base_dir or tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
     rng = random.Random(1234)
     with open(os.path.join(base_dir, "dm.bin"), "wb") as f:
         f.write(bytes(rng.getrandbits(8) for _ in range(1 << 16)) * 16)  # 1 MiB DM image
+    # Files a location may name (mlir-bytes): a source file over the 1 MiB
+    # quoting limit, one under it, and a file that is no source file.
+    with open(os.path.join(base_dir, "big.mlir"), "wb") as f:
+        f.write(b"// big\n" * ((3 << 20) // 8))
+    with open(os.path.join(base_dir, "small.py"), "wb") as f:
+        f.write(b"x = 1  # quoted\n" * 1000)
+    with open(os.path.join(base_dir, "secret.txt"), "wb") as f:
+        f.write(b"FUZZ-SECRET-LINE\n")
     if mem_mb > 0:
         limit = mem_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -472,6 +582,50 @@ def internal_value(err: str, source: bytes | None) -> str | None:
     return None
 
 
+_STATM = re.compile(r"\A/proc/(?:self|thread-self|\d+)/statm\Z")
+_SYSTEM_FILES_OK = ("/dev/null", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+BUDGET_SLACK = 96 << 20
+"""What a run may allocate beyond FETCHC_SIM_MAX_BYTES: what no file sizes
+(the simulator's per-chunk index arrays, numpy's and xDSL's own tables)."""
+
+
+def unsafe_characters(text: str) -> str | None:
+    """The characters of ``text`` a terminal acts on (anything Python does
+    not call printable but a line break), as ``U+XXXX``; None if none."""
+    if text.isprintable():
+        return None
+    bad = sorted({c for c in text if not c.isprintable() and c != "\n"})
+    return ", ".join(f"U+{ord(c):04X}" for c in bad[:8]) if bad else None
+
+
+def untrusted_verdict(res: dict, tool: str) -> Verdict | None:
+    """Issue 17's classes: escape sequences in any output (``escape``), files
+    a location named read for quoting that must not be (``quote``: /proc,
+    /sys, /dev, non-source files, a source file over 1 MiB, more than 16 MiB
+    in all), allocations beyond ``FETCHC_SIM_MAX_BYTES`` (``budget``)."""
+    texts = [("stderr", res.get("stderr") or "")]
+    if tool == "dis" or res.get("text_stdout"):
+        texts.append(("stdout", (res.get("stdout") or b"").decode("utf-8", "replace")))
+    for where, text in texts:
+        bad = unsafe_characters(text)
+        if bad:
+            line = next((ln for ln in text.splitlines() if unsafe_characters(ln)), text[:200])
+            return Verdict(False, "escape", f"{where} holds {bad}: {line[:200]!r}")
+    for path in res.get("opened") or []:
+        norm = os.path.normpath(path)
+        system = norm.startswith(("/proc/", "/sys/", "/dev/", "/etc/")) and not _STATM.match(norm)
+        if (system and norm not in _SYSTEM_FILES_OK) or norm.endswith(("secret.txt", "big.mlir")):
+            return Verdict(False, "quote", f"read {path} (not a file a location may quote)")
+    if "FUZZ-SECRET-LINE" in (res.get("stderr") or ""):
+        return Verdict(False, "quote", "quoted a line of a file that is not a source file")
+    if (res.get("quote_bytes") or 0) > 16 << 20:
+        return Verdict(False, "quote", f"read {res['quote_bytes']} bytes for quoting, more than 16 MiB")
+    budget, peak = res.get("budget"), res.get("peak")
+    if budget is not None and peak is not None and peak > budget + BUDGET_SLACK:
+        return Verdict(False, "budget", f"allocated {peak} bytes at the peak under FETCHC_SIM_MAX_BYTES={budget}")
+    return None
+
+
 def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool = True,
           expect_error: bool = False, emit: str = "bin", located: bool = True,
           source: bytes | None = None) -> Verdict:
@@ -481,6 +635,9 @@ def judge(res: dict, *, tool: str, out_name: str | None = None, mlir_input: bool
     if esc:
         kind = "hang" if esc.startswith(("timeout", "hang")) else "crash"
         return Verdict(False, kind, esc)
+    bad = untrusted_verdict(res, tool)
+    if bad is not None:
+        return bad
     rc, err = res["rc"], res["stderr"]
     err = _without_snippets(err)
     for pat in _MASKED:
@@ -1163,6 +1320,18 @@ DICTIONARY = [
     "dense_resource<x> : tensor<4xi8>", "array<i64: 1, 2>", "#fetch.unknown", "@f", "unit", "\"nvfp4\"", "\"mxfp4\"",
     "\u00e9", "\u202e", "\x00", "\t", "\r\n", "9" * 5000, "i99999999999", "i16777216", "si16777215",
     "dense<1> : tensor<99999999999xi8>", "!a = tuple<i8, i8>", "#alias x = 1",
+    # issue 17: names that drive a terminal, locations naming files that must not be quoted
+    '@"\\1B[2J\\1B]0;t\\07"', '@"a\\C2\\9Bb"', '@"\\E2\\80\\AEx"', '@"\\0A error: forged"', "\x1b[2J", "\x9b",
+    "\u2066", "\u200f", 'loc("\\1B]0;title\\07":1:1)', 'loc("/proc/self/environ":1:1)', 'loc("/etc/passwd":1:1)',
+    'loc("/dev/zero":1:1)', 'loc("/sys/kernel/uevent_seqnum":1:1)', 'loc("@BASE/secret.txt":1:1)',
+    'loc("@BASE/big.mlir":2:1)', 'loc("@BASE/small.py":3:1)', 'loc("@BASE/./small.py":3:1)',
+    'loc(fused["/proc/self/cmdline":1:1, "@BASE/small.py":1:1, "@BASE//small.py":2:1])',
+    'loc(callsite("/proc/self/maps":1:1 at "@BASE/secret.txt":1:1))', 'loc("in.mlir":1:1)', 'loc("./in.mlir":2:1)',
+    # --verify-diagnostics regexes: catastrophic backtracking, POSIX classes, bad syntax
+    "// expected-error-re {{{{(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*X}}}}", "// expected-error-re {{{{[[:alpha:]]+}}}}",
+    "// expected-error-re {{{{(a|aa)*b}}}}", "// expected-error-re {{{{[[:bogus:]]}}}}",
+    "// expected-error-re {{{{a{1,256}}}}}", "// expected-error-re {{{{((((((((((x))))))))))}}}}",
+    "// expected-error-re {{{{(x{1,255}){1,255}}}}}",
 ]
 
 
@@ -1684,10 +1853,33 @@ class Fuzzer:
             if v.ok and res["rc"] == 0 and len(pool) < 2000 and rng.random() < 0.1:
                 pool.append(data)  # keep inputs that still compile: they reach deeper
 
+    LOC_FILES = ["/proc/self/environ", "/proc/self/cmdline", "/etc/passwd", "/etc/hostname", "/dev/zero",
+                 "/sys/kernel/uevent_seqnum", "@BASE/secret.txt", "@BASE/big.mlir", "@BASE/small.py",
+                 "@BASE/./small.py", "@BASE//small.py", "in.mlir", "./in.mlir", "/proc/self/fd/0", "@BASE/dm.bin",
+                 "\\1B]0;title\\07\\1B[2J.mlir"]
+
+    def with_file_locations(self, text: str) -> str:
+        """``text`` with a ``loc(...)`` naming a file a location must not make
+        fetchc read (or one it may) after each op line (issue 17 items 9, 10)."""
+        rng = self.rng
+        out = []
+        for line in text.split("\n"):
+            if line.startswith(" ") and " : " in line and not line.rstrip().endswith(("{", "}")):
+                f = rng.choice(self.LOC_FILES)
+                where = f'"{f}":{rng.randint(1, 3)}:1'
+                if rng.random() < 0.3:
+                    where = f'fused[{where}, "{rng.choice(self.LOC_FILES)}":1:1]'
+                line = f"{line} loc({where})"
+            out.append(line)
+        return "\n".join(out)
+
     def t_mlir_mutate(self, stats: Stats, deadline: float) -> None:
         rng = self.rng
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
             text, name, expect = mutate_program(rng)
+            if rng.random() < 0.15:
+                text = self.with_file_locations(text)
+                stats.notes["file-locations"] += 1
             stats.inputs += 1
             stats.mutations[name] += 1
             data = text.encode()
@@ -1815,11 +2007,176 @@ class Fuzzer:
             if self.have_sim and (dis_ok or rng.random() < 0.3):
                 files = {"in.bin": data, "out.npz": SENTINEL}
                 sargv = ["sim", "in.bin", "--dm", "@DM", "-o", "out.npz"]
-                res = self.run(sargv, files)
+                job = {"argv": sargv, "files": files, "timeout": self.args.timeout}
+                if rng.random() < 0.3:  # the budget oracle: the peak allocation, measured
+                    budget = rng.choice([1 << 20, 2 << 20, 16 << 20, 128 << 20])
+                    job.update(env={"FETCHC_SIM_MAX_BYTES": str(budget)}, measure=True)
+                res = self.worker.run(job)
                 v = judge(res, tool="sim", out_name="out.npz", mlir_input=False)
                 if v.ok and res["rc"] == 0 and not dis_ok:
                     v = Verdict(False, "inconsistent", "fetchc sim accepted a file fetchc dis rejects")
                 self.record(stats, res, v, "x.bin", data, {"tool": "sim", "mutation": kind})
+
+    # -- npy: .npy inputs of sim --arg and run (issue 17 items 2, 12, 14, 17) --
+
+    NPY_DESCRS = ["|V0", "<U0", "<U4", "|S3", "(2,)u1", "<f1", "|O", "<c8", "<M8[s]", ">f4", ">u2", "<f8", "|b1",
+                  "<V4", "|V1", "<i8", "<f2", [("a", "<f4"), ("b", "<i4")], [("", "|u1", (2,))], "zz9", 7]
+    SCALAR_TEXTS = ["0.5", "-1e-3", "0x1.8p-3", "inf", "-Infinity", "nan", "1e39", "-0", " 2\t", "1_000",
+                    "\u0661\u0662\u0663", "\uff11", "0x", ".", "1e", "--1", "0x1_0p0", "9" * 400, "1e-50", "NaN",
+                    "\x1b[2J", "\u202e1", "0x1p128", "3.4028235e38", "3.4028236e38"]
+
+    def _npy_kernels(self, stats: Stats) -> list[dict]:
+        """Generated kernels, each compiled: text, seq.bin, MANIFEST tensors."""
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        kernels = []
+        for _ in range(30):
+            gm = gen_module(self.rng, FUZZ_SMALL, nfuncs=1)
+            gm.funcs[0].name = "k"
+            text = gm.text.encode()
+            res = self.run(["k.mlir", "-o", "k.bin"], {"k.mlir": text})
+            data = res["files"].get("k.bin")
+            if res["rc"] != 0 or not isinstance(data, bytes):
+                continue
+            sb = read(data)
+            if sb.manifest is None or not sb.manifest.kernels:
+                continue
+            k = sb.manifest.kernels[0]
+            read_idx = {kp.tensor for kp in k.programs}
+            tensors = [t for i, t in enumerate(k.tensors) if i in read_idx and not t.scratch]
+            kernels.append({"text": text, "bin": data, "tensors": tensors, "scalars": [x.name for x in k.scalars]})
+        stats.notes["kernels"] = len(kernels)
+        return kernels
+
+    def _npy_array(self, t) -> bytes:
+        """A valid .npy file for MANIFEST tensor ``t``, in one of the accepted
+        forms (own type, raw bits, 4-bit codes or packed bytes)."""
+        import numpy as np  # noqa: PLC0415
+
+        from fetchc.npyio import write_npy  # noqa: PLC0415
+
+        rng = self.rng
+        shape = tuple(t.shape)
+        n = 1
+        for d in shape:
+            n *= d
+        if t.dtype.bits == 4:
+            codes = np.frombuffer(rng.randbytes(n), np.uint8) & np.uint8(15)
+            arr = codes.reshape(shape)
+            if shape and shape[-1] % 2 == 0 and rng.random() < 0.5:
+                arr = (arr[..., 0::2] | (arr[..., 1::2] << np.uint8(4))).astype(np.uint8)
+        else:
+            size = t.dtype.bits // 8
+            raw = np.frombuffer(rng.randbytes(n * size), {1: np.uint8, 2: np.uint16, 4: np.uint32}[size])
+            arr = raw.reshape(shape)
+            if rng.random() < 0.5:
+                arr = arr.view(t.dtype.np_dtype)
+        buf = io.BytesIO()
+        write_npy(buf, arr)
+        return buf.getvalue()
+
+    def _npy_mutate(self, data: bytes) -> tuple[bytes, str, int | None]:
+        """One header or data corruption of an .npy file; returns the file,
+        the kind, and a size to extend it to sparsely (or None)."""
+        import ast as ast_mod  # noqa: PLC0415
+
+        rng = self.rng
+        hlen = int.from_bytes(data[8:10], "little")
+        header = ast_mod.literal_eval(data[10:10 + hlen].decode("latin1"))
+        body = data[10 + hlen:]
+        kind = rng.choice(["descr", "shape", "dims", "huge-header", "truncate", "sparse", "fortran", "version",
+                           "magic", "keys", "big-endian"])
+        sparse = None
+        if kind == "descr":
+            header["descr"] = rng.choice(self.NPY_DESCRS)
+        elif kind == "shape":
+            header["shape"] = tuple(rng.choice([0, 1, 2, 3, 2**31, 2**62, 2**63, 2**64, -1]) for _ in
+                                    range(rng.randint(0, 4)))
+        elif kind == "dims":
+            header["shape"] = (1,) * rng.choice([31, 32, 33, 64, 65, 1000])
+        elif kind == "sparse":
+            header["shape"] = (rng.choice([1 << 28, 1 << 31, 1 << 33]),)
+            header["descr"] = "|u1"
+        elif kind == "fortran":
+            header["fortran_order"] = rng.choice([True, 1, "yes"])
+        elif kind == "keys":
+            header[rng.choice(["extra", "descr"])] = 1
+            if rng.random() < 0.5:
+                header.pop("shape", None)
+        elif kind == "big-endian" and isinstance(header.get("descr"), str) and header["descr"][0] == "<":
+            header["descr"] = ">" + header["descr"][1:]
+        text = repr(header).encode("latin1")
+        if kind == "huge-header":
+            text += b" " * rng.choice([70_000, 1 << 20, 10 << 20])
+        version = 1 if len(text) < 65000 else 2
+        if kind == "version":
+            version = rng.choice([0, 2, 3, 4, 255])
+        size = len(text).to_bytes(2 if version == 1 else 4, "little")
+        out = b"\x93NUMPY" + bytes([version, 0]) + size + text + body
+        if kind == "magic":
+            out = rng.choice([b"PK\x03\x04", b"\x93NUMPX", b""]) + out[6:]
+        if kind == "truncate":
+            out = out[: rng.randrange(len(out))]
+        if kind == "sparse":
+            sparse = len(out) + header["shape"][0]
+        return out, kind, sparse
+
+    def t_npy(self, stats: Stats, deadline: float) -> None:
+        """``.npy`` inputs of ``fetchc sim --arg`` and ``fetchc run``: valid
+        arrays in every accepted form, and corrupt ones (header descriptors,
+        shapes, dimensions, sizes, huge headers, sparse files declaring
+        gigabytes, truncation), scalars as odd text or 0-d arrays, under
+        random ``FETCHC_SIM_MAX_BYTES`` budgets with the peak allocation
+        measured (``budget`` oracle)."""
+        import numpy as np  # noqa: PLC0415
+
+        rng = self.rng
+        kernels = self._npy_kernels(stats)
+        if not kernels:
+            print("  no kernel could be compiled", flush=True)
+            return
+        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+            k = rng.choice(kernels)
+            stats.inputs += 1
+            files, sparse, args, kinds = {"out.npz": SENTINEL}, {}, [], []
+            for t in k["tensors"]:
+                data = self._npy_array(t)
+                if rng.random() < 0.3:
+                    data, kind, size = self._npy_mutate(data)
+                    kinds.append(kind)
+                    if size is not None:
+                        sparse[f"{t.name}.npy"] = size
+                files[f"{t.name}.npy"] = data
+                args += ["--arg", f"{t.name}={t.name}.npy"]
+            for name in k["scalars"]:
+                if rng.random() < 0.3:
+                    buf = io.BytesIO()
+                    dtype = rng.choice([np.float32, np.uint32, np.float64, np.int8, ">f4", ">u4"])
+                    value = rng.choice([0.5, 2]) if dtype in (np.float32, np.float64, ">f4") else rng.choice(
+                        [0x3F800000, 2, 0x7FC00000] if dtype != np.int8 else [2, -1])
+                    np.save(buf, np.array(value, dtype))
+                    files[f"{name}.npy"] = buf.getvalue()
+                    args += ["--arg", f"{name}={name}.npy"]
+                    kinds.append("scalar-npy")
+                else:
+                    args += ["--arg", f"{name}={rng.choice(self.SCALAR_TEXTS)}"]
+            env = {}
+            if rng.random() < 0.7:
+                env["FETCHC_SIM_MAX_BYTES"] = str(rng.choice([0, 1000, 100_000, 1 << 20, 16 << 20, 256 << 20]))
+            if rng.random() < 0.5:
+                tool, argv = "sim", ["sim", "k.bin", *args, "-o", "out.npz"]
+                files["k.bin"] = k["bin"]
+            else:
+                tool, argv = "run", ["run", "k.mlir", *args, "-o", "out.npz"]
+                files["k.mlir"] = k["text"]
+            stats.mutations["+".join(sorted(set(kinds))) or "valid"] += 1
+            res = self.worker.run({"argv": argv, "files": files, "sparse": sparse, "env": env, "measure": True,
+                                   "timeout": self.args.timeout})
+            v = judge(res, tool="sim", out_name="out.npz", mlir_input=False)
+            if v.ok and res["rc"] == 0 and set(kinds) & {"dims", "huge-header", "sparse", "magic", "keys"}:
+                v = Verdict(False, "accepted-invalid", f"exit 0 with a corrupt .npy ({', '.join(kinds)})")
+            self.record(stats, res, v, "x.txt", " ".join(argv).encode(),
+                        {"tool": tool, "argv": argv, "kinds": kinds, "env": env, "sparse": sparse})
 
     def t_passes(self, stats: Stats, deadline: float) -> None:
         """Foreign passes through ``-p`` (issue 10 item 9): every xDSL pass,
@@ -1881,7 +2238,8 @@ class Fuzzer:
 
     # -- cli: fetchc as a user runs it (subprocesses) ------------------------
 
-    CLI_CASES = ("out-fd", "out-pipe", "out-fifo", "stale-tmp", "names", "memory", "sim-total")
+    CLI_CASES = ("out-fd", "out-pipe", "out-fifo", "stale-tmp", "names", "memory", "sim-total",
+                 "out-input", "tty", "signal", "short-write")
     TRICKY_NAMES = ["file", "allow_pickle", "args", "kwds", "fix_imports", "compress", "a/b", "/abs", "../up", "x y",
                     "-", ".", ".npy", "x.npy", "x", "\u00e9t\u00e9", "\u202e", "k/0", "name\twith\ttabs", "a" * 300]
 
@@ -2138,10 +2496,13 @@ class Fuzzer:
         r = self._fetchc(argv, d)
         v = judge(r, tool="sim", mlir_input=False)
         clash = any(n + ".npy" in names for n in names)
+        unsafe = any(self._unsafe_member(n) for n in names)
         if v.ok:
             import numpy as np  # noqa: PLC0415
 
-            if r["rc"] == 1 and not (clash and "cannot both be keys" in r["stderr"]):
+            if r["rc"] == 1 and not (clash and "cannot both be keys" in r["stderr"]) and not (
+                unsafe and "cannot be a .npz key" in r["stderr"]
+            ):
                 v = Verdict(False, "names", f"program names {names!r}: {r['stderr'][:200]}")
             elif r["rc"] == 0:
                 try:
@@ -2151,13 +2512,23 @@ class Fuzzer:
                             for n, b, c in zip(names, bases, casts))
                 except Exception as e:  # noqa: BLE001
                     ok, names = False, names + [f"{type(e).__name__}: {e}"]
-                if not ok or clash:
-                    v = Verdict(False, "names", f"program names {names!r}: the .npz does not hold each by its name")
+                if not ok or clash or unsafe:
+                    v = Verdict(False, "names", f"program names {names!r}: the .npz does not hold each by its name"
+                                + (" (a member path outside the directory was written)" if unsafe else ""))
         self.record(stats, r, v, "x.bin", data, {"tool": "sim", "case": "names", "names": names})
+
+    @staticmethod
+    def _unsafe_member(name: str) -> bool:
+        """Whether an unzip tool could take ``name + '.npy'`` for a path
+        outside its directory (written here independently of fetchc.npyio)."""
+        parts = name.split("/")
+        return (name.startswith("/") or "\\" in name or "\0" in name or re.match(r"[A-Za-z]:", name) is not None
+                or any(p in ("", ".", "..") for p in parts))
 
     def _cli_memory(self, stats: Stats, d: str, setup: dict) -> None:
         rng = self.rng
-        mem = rng.choice([48, 64, 100, 128, 150, 200, 250, 280, 300, 350, 400, 500, 600])
+        mem = rng.choice([12, 16, 20, 24, 28, 32, 34, 35, 36, 37, 40, 48, 64, 100, 128, 150, 200, 250, 280, 300, 350,
+                          400, 500, 600])
         tool, argv = self._cli_command(setup, "out.bin")
         env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
         r = self._fetchc(argv, d, env=env, mem_mb=mem)
@@ -2168,6 +2539,8 @@ class Fuzzer:
             first = r["stderr"].splitlines()[0] if r["stderr"].strip() else ""
             if not re.match(r"(\S+: )?error: ", first) or not re.search(r"memory|may allocate|nesting too deep", r["stderr"]):
                 v = Verdict(False, "resource", f"under {mem} MiB: {first[:200]}")
+            elif len(r["stderr"].splitlines()) > 2 or "Exception ignored" in r["stderr"]:
+                v = Verdict(False, "resource", f"under {mem} MiB, more than the error line: {r['stderr'][:300]!r}")
             elif tool == "compile" and mem >= 100:
                 v = Verdict(False, "resource", f"compiling a small valid kernel failed under {mem} MiB: {first[:200]}")
         self.record(stats, r, v, "x.txt", " ".join(argv).encode(),
@@ -2200,6 +2573,142 @@ class Fuzzer:
             elif r["rc"] == 1 and os.path.exists(os.path.join(d, "out.npz")):
                 v = Verdict(False, "clobbered", "a refused run wrote its output")
         self.record(stats, r, v, "x.bin", data, {"tool": "sim", "case": "sim-total", "limit": limit, "need": need})
+
+    def _cli_out_input(self, stats: Stats, d: str, setup: dict) -> None:
+        """``-o`` naming one of the command's inputs, through any spelling (a
+        symlink, ``./``, ``sub/..``, ``>>`` on stdout): refused, the input
+        unchanged (issue 17 item 6)."""
+        rng = self.rng
+        os.mkdir(os.path.join(d, "sub"))
+        os.symlink("k.mlir", os.path.join(d, "link.mlir"))
+        import numpy as np  # noqa: PLC0415
+
+        np.save(os.path.join(d, "a.npy"), np.zeros(4, np.uint8))
+        tool, argv = rng.choice([
+            ("compile", ["k.mlir", "--emit=mlir", "-o", "@k.mlir"]),
+            ("compile", ["link.mlir", "-o", "@k.mlir"]),
+            ("dis", ["dis", "k.bin", "-o", "@k.bin"]),
+            ("sim", ["sim", "k.bin", "--dm", "dm.bin", "-o", "@dm.bin"]),
+            ("sim", ["sim", "k.bin", "--dm", "dm.bin", "-o", "@k.bin"]),
+            ("run", ["run", "k.mlir", "--arg", "x=a.npy", "-o", "@a.npy"]),
+            ("compile", ["k.mlir", "--emit=mlir", "-o", "-", ">>k.mlir"]),
+        ])
+        spell = rng.choice(["{}", "./{}", "sub/../{}", os.path.join(d, "{}"), os.path.join(d, ".", "{}")])
+        argv = [spell.format(a[1:]) if a.startswith("@") else a for a in argv]
+        before = {n: Path(d, n).read_bytes() for n in ("k.mlir", "k.bin", "dm.bin", "a.npy")}
+        if argv[-1].startswith(">>"):
+            with open(os.path.join(d, argv[-1][2:]), "ab") as f:
+                r = self._fetchc(argv[:-1], d, stdout=f)
+        else:
+            r = self._fetchc(argv, d)
+        v = judge(r, tool="cli", mlir_input=False)
+        after = {n: Path(d, n).read_bytes() for n in before}
+        if v.ok and (r["rc"] != 1 or "an input file of this command" not in r["stderr"] or after != before):
+            v = Verdict(False, "out-input", f"exit {r['rc']}, inputs {'changed' if after != before else 'kept'}: "
+                        f"{r['stderr'][:200]}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "out-input", "argv": argv})
+
+    def _cli_tty(self, stats: Stats, d: str, setup: dict) -> None:
+        """Binary output (seq.bin, .npy, .npz) to a terminal, however it is
+        named: refused, nothing written to it; text is written (item 7)."""
+        import pty  # noqa: PLC0415
+
+        rng = self.rng
+        master, slave = pty.openpty()
+        try:
+            tty_path = os.ttyname(slave)
+            out = rng.choice(["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", tty_path])
+            tool, argv = self._cli_command(setup, out)
+            binary = tool == "sim" or "--emit=bin" in argv
+            r = self._fetchc(argv, d, stdout=slave)
+            os.close(slave)
+            slave = -1
+            seen = b""
+            while select.select([master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(master, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            if slave >= 0:
+                os.close(slave)
+            os.close(master)
+        v = judge(r, tool="cli", mlir_input=False)
+        if v.ok and binary and (r["rc"] != 1 or seen or "to a terminal" not in r["stderr"]):
+            v = Verdict(False, "tty", f"binary -o {out} on a terminal: exit {r['rc']}, {len(seen)} bytes shown")
+        elif v.ok and not binary and (r["rc"] != 0 or not seen):
+            v = Verdict(False, "tty", f"text -o {out} on a terminal: exit {r['rc']}: {r['stderr'][:200]}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(), {"tool": tool, "case": "tty", "argv": argv})
+
+    def _cli_signal(self, stats: Stats, d: str, setup: dict) -> None:
+        """SIGINT, SIGTERM or SIGHUP at a random moment of a run writing
+        ``-o FILE``: no ``.fetchc-*.tmp`` left; the output absent or whole
+        (item 5)."""
+        rng = self.rng
+        tool, argv = self._cli_command(setup, "out.bin")
+        want = self._cli_reference(stats, d, tool, argv)
+        if want is None:
+            return
+        os.unlink(os.path.join(d, "ref.out"))
+        sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+        p = subprocess.Popen([sys.executable, "-m", "fetchc.cli", *argv], cwd=d, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 1.5))
+        p.send_signal(sig)
+        err = p.communicate(timeout=self.args.timeout)[1].decode("utf-8", "replace")
+        r = {"rc": p.returncode if p.returncode >= 0 else 1, "stdout": b"", "stderr": err, "files": {},
+             "listing": sorted(os.listdir(d)), "changed": [], "elapsed": 0.0, "escaped": None}
+        left = [n for n in os.listdir(d) if n.startswith(".fetchc-")]
+        v = untrusted_verdict(r, "cli") or Verdict(True, "ok")
+        if v.ok and left:
+            v = Verdict(False, "leftover", f"after {signal.Signals(sig).name}: {left}")
+        elif v.ok and os.path.exists(os.path.join(d, "out.bin")):
+            if not self._same_output(tool, Path(d, "out.bin").read_bytes(), want):
+                v = Verdict(False, "bad-output", f"after {signal.Signals(sig).name}: a partial output file")
+        elif v.ok and (p.returncode not in (0, 1, -sig) or "Traceback" in err):
+            v = Verdict(False, "crash", f"after {signal.Signals(sig).name}: exit {p.returncode}: {err[:200]}")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(),
+                    {"tool": tool, "case": "signal", "signal": int(sig), "argv": argv})
+
+    def _cli_short_write(self, stats: Stats, d: str, setup: dict) -> None:
+        """A full disk (``ulimit -f`` with SIGXFSZ ignored): short writes are
+        errors, exit 1, never a cut file or stream reported as success (item 4)."""
+        import resource  # noqa: PLC0415
+
+        rng = self.rng
+        out = rng.choice(["out.bin", "-", "/dev/stdout"])
+        tool, argv = self._cli_command(setup, out)
+        want = self._cli_reference(stats, d, tool, argv)
+        if want is None:
+            return
+        limit = rng.choice([0, 1, len(want) // 2, max(0, len(want) - 1), len(want), len(want) + 4096])
+
+        def pre():  # pragma: no cover - in the child
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        with open(os.path.join(d, "stdout.out"), "wb") as f:
+            p = subprocess.run([sys.executable, "-m", "fetchc.cli", *argv], cwd=d, stdout=f, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, preexec_fn=pre, timeout=self.args.timeout)
+        err = p.stderr.decode("utf-8", "replace")
+        r = {"rc": p.returncode, "stdout": b"", "stderr": err, "files": {}, "listing": sorted(os.listdir(d)),
+             "changed": [], "elapsed": 0.0, "escaped": None}
+        v = judge(r, tool="cli", mlir_input=False)
+        got_path = os.path.join(d, "out.bin" if out == "out.bin" else "stdout.out")
+        got = Path(got_path).read_bytes() if os.path.exists(got_path) else None
+        fits = len(want) <= limit
+        if v.ok and p.returncode == 0 and (got is None or not self._same_output(tool, got, want)):
+            v = Verdict(False, "short-write", f"exit 0 under a {limit}-byte file limit, output "
+                        f"{'missing' if got is None else f'{len(got)} of {len(want)} bytes'}")
+        elif v.ok and p.returncode == 1 and fits:
+            v = Verdict(False, "short-write", f"refused an output of {len(want)} bytes under a {limit}-byte limit")
+        elif v.ok and p.returncode == 1 and out == "out.bin" and got is not None:
+            v = Verdict(False, "clobbered", "a failed write left an output file")
+        self.record(stats, r, v, "x.txt", " ".join(argv).encode(),
+                    {"tool": tool, "case": "short-write", "limit": limit, "argv": argv})
 
     def t_parse(self, stats: Stats, deadline: float) -> None:
         """The fast front end against xDSL's parser, in this process

@@ -69,9 +69,17 @@ try:
         stack_text,
     )
 except BaseException as _failure:  # the command shows no traceback, not even here
-    if not _started_as_command():
+    try:
+        _command = _started_as_command()
+    except BaseException:  # noqa: BLE001 - out of memory again: it is the command that failed to start
+        _command = True
+    if not _command:
         raise
-    _last_words(_failure)
+    try:
+        _last_words(_failure)
+    finally:  # _last_words never returns; if even calling it fails, still one line and exit 1
+        os.write(2, b"error: out of memory while starting fetchc\n")
+        os._exit(1)
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -157,11 +165,43 @@ def _file_error(path: str, err: object) -> int:
     return 1
 
 
-def _read_input(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
+MAX_INPUT_BYTES = 1 << 30
+"""The largest input file read (an MLIR text or a ``seq.bin``; a ``--dm``
+image is bounded by ``fetchc sim``'s memory budget instead): far beyond what
+fetchc compiles in reasonable time, and a bound for streams that never end
+(``/dev/zero``)."""
+
+
+def _read_input(path: str, limit: int | None = None) -> bytes:
+    """The whole input ``path`` (``-``: stdin), at most ``limit`` bytes
+    (default and cap: :data:`MAX_INPUT_BYTES`, less when the memory fetchc
+    may use is less, :func:`fetchc.process.memory_budget`): a larger regular
+    file is refused from its size, a stream (a pipe, a FIFO, ``/dev/zero``)
+    once it has given more.  Raises ``OSError`` (``EFBIG`` with the reason
+    for a refused input)."""
+    import errno
+
+    from fetchc.process import memory_budget
+
+    limit = min(MAX_INPUT_BYTES if limit is None else limit, MAX_INPUT_BYTES, memory_budget(None)[0])
+    f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        try:
+            st = os.fstat(f.fileno())
+        except (OSError, ValueError, AttributeError):  # an in-memory stdin (a test harness)
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            raise OSError(errno.EFBIG, f"it is {st.st_size} bytes, more than the {limit} bytes fetchc reads from one input")
+        chunks, size = [], 0
+        while chunk := f.read(min(1 << 24, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"it holds more than {limit} bytes, the most fetchc reads from one input")
+        return b"".join(chunks)
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
 
 
 def _identities(paths) -> list:
@@ -580,8 +620,7 @@ def main_sim(argv: list[str]) -> int:
     if _refused(args.output, inputs, binary):
         return 1
     try:
-        with open(args.seqbin, "rb") as f:
-            data = f.read()
+        data = _read_input(args.seqbin)
     except OSError as e:
         return _error(f"cannot read '{args.seqbin}': {e.strerror or e}")
     try:

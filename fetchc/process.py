@@ -260,18 +260,18 @@ def _restore_limit_after(worker, limit: int) -> None:
 
 
 
-def memory_budget(env_var: str) -> tuple[int, bool]:
+def memory_budget(env_var: str | None) -> tuple[int, bool]:
     """``(limit, from_free_space)``: the most memory, in bytes, a command may
     allocate for data sized by its input, and whether that is what is left
     under ``RLIMIT_AS`` (which already excludes the memory in use).
 
-    The limit is the environment variable ``env_var`` when set (a whole
+    The limit is the environment variable ``env_var`` (None: none) when set (a whole
     number of bytes), else the machine's physical memory (``os.sysconf``,
     else 2^34), capped, when an address-space limit (``ulimit -v``) is set,
     at three quarters of the address space the process has left under it.
     Raises ``ValueError`` naming ``env_var`` when its value is not a whole
     number."""
-    env = os.environ.get(env_var)
+    env = os.environ.get(env_var) if env_var else None
     if env:
         try:
             return max(0, int(env)), False

@@ -282,3 +282,32 @@ def test_memory_failure_classification(monkeypatch):
     monkeypatch.setattr(process, "address_space_limit", lambda: None)
     assert not process.memory_failure(SystemError("error return without exception set"))
     assert not process.memory_failure(ValueError("x"))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("argv", [["/dev/zero", "-o", "out.bin"], ["dis", "/dev/zero"],
+                                  ["run", "/dev/zero", "-o", "out.npz"]])
+def test_endless_input_is_refused(tmp_path, monkeypatch, capsys, argv):
+    """An input that never ends (/dev/zero) was read until memory ran out
+    (the OOM killer ended ``fetchc dis /dev/zero``): reading stops past the
+    input limit (1 GiB, lowered here) with an error."""
+    monkeypatch.setattr(cli, "MAX_INPUT_BYTES", 1 << 20)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: cannot read '/dev/zero': it holds more than {1 << 20} bytes, the most fetchc reads from one input\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_sim_inputs_count_against_the_budget(tmp_path, monkeypatch, capsys):
+    """``fetchc sim``: a --dm stream is read within FETCHC_SIM_MAX_BYTES (a
+    --dm /dev/zero was read without end)."""
+    sb = SeqBin((), (i8_program("p/0", 0),))
+    (tmp_path / "p.bin").write_bytes(write(sb))
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "100000")
+    assert main_sim([str(tmp_path / "p.bin"), "--dm", "/dev/zero", "-o", str(tmp_path / "o.npz")]) == 1
+    assert capsys.readouterr().err == (
+        "/dev/zero: error: the DM image is more than the 100000 bytes fetchc sim may allocate "
+        "(set FETCHC_SIM_MAX_BYTES to change the limit)\n"
+    )
+    assert not (tmp_path / "o.npz").exists()

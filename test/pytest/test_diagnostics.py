@@ -27,6 +27,7 @@ from fetchc.diagnostics import (
 )
 from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
 from fetchc.frontend.located_parser import LocatedParser
+from served import FETCHC
 
 # --------------------------------------------------------------------------- #
 # fixtures
@@ -767,12 +768,11 @@ def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
     control characters and bidi overrides escaped as Python writes them
     (``\\x1b``, ``\\u202e``; the caret stays under the op)."""
     import subprocess
-    import sys
 
     line = '  %x = "foo.bar"() : () -> i32 // \x1b]0;title\x07 \x1b[2J \u202e \x00 end'
     src = tmp_path / "esc.mlir"
     src.write_bytes(f"func.func @k() {{\n{line}\n}}\n".encode())
-    r = subprocess.run([sys.executable, "-m", "fetchc.cli", str(src), "-o", str(tmp_path / "o.bin")],
+    r = subprocess.run([*FETCHC, str(src), "-o", str(tmp_path / "o.bin")],
                        capture_output=True)
     assert r.returncode == 1
     err = r.stderr.decode()

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 import doc_examples
+from served import FETCHC
 
 ROOT = doc_examples.ROOT
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -176,8 +177,8 @@ SH_NOT_RUN = {
     "the README's commands verbatim (test_readme.py)",
     r"(\.venv/bin/)?pip install .*": "installs packages (network, minutes); .ci/run installs '.[test]', the other "
     "extras are optional",
-    r"\.venv/bin/lit -q test/lit": "is the lit half of the test suite itself",
-    r"\.venv/bin/python -m pytest -q": "is the pytest half of the test suite itself",
+    r"\.venv/bin/lit -sv test/lit": "is the lit half of the test suite itself",
+    r"\.venv/bin/python -m pytest -q -n auto": "is the pytest half of the test suite itself",
     r"\.venv/bin/python tools/fuzz\.py --target all --seconds 600": "fuzzes for 10 minutes; test_fuzz_corpus.py "
     "replays what it found",
     r"(\.venv/bin/)?python tools/real_weights\.py.*": "needs the optional [weights] extras, the MiniLM weights package "
@@ -223,7 +224,7 @@ def _host_argv(argv: list[str]) -> list[str]:
     / ``python3`` as this interpreter."""
     tool = argv[0].removeprefix(".venv/bin/")
     if tool == "fetchc":
-        return [sys.executable, "-m", "fetchc.cli", *argv[1:]]
+        return [*FETCHC, *argv[1:]]
     if tool in ("python", "python3"):
         return [sys.executable, *argv[1:]]
     raise AssertionError(f"{argv[0]}: a program this test does not know; run it here or list it in SH_NOT_RUN")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import unicodedata
 
 import pytest
 
 from fetchc.escape import printable
+from served import FETCHC
 
 DANGEROUS = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e\u2066\u200f\r\n\t\x85\u2028\ufeff\U000e0041"
 """An OSC title sequence, a screen clear, a C1 CSI, bidi override and
@@ -53,7 +53,7 @@ def test_printable_escapes_exactly_the_dangerous_characters():
 
 
 def _fetchc(*args: str, cwd=None, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fetchc.cli", *args], capture_output=True, cwd=cwd, input=stdin, check=False)
+    return subprocess.run([*FETCHC, *args], capture_output=True, cwd=cwd, input=stdin, check=False)
 
 
 def _name_literal(name: str) -> str:

@@ -63,8 +63,9 @@ def _log(server) -> str:
     return server.log_path.read_text()
 
 
-def _client(server, *extra: str) -> list[str]:
-    return [sys.executable, "-I", "-S", str(CLIENT), *extra, server.socket_path, REAL]
+def _client(server, *extra: str, module: bool = False) -> list[str]:
+    target = ["-m", "fetchc.cli"] if module else [REAL]
+    return [sys.executable, "-I", "-S", str(CLIENT), *extra, server.socket_path, *target]
 
 
 def _run(argv: list[str], env: dict, cwd: Path, stdin: bytes = b"", **kw) -> subprocess.CompletedProcess:
@@ -84,17 +85,28 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def given_bin() -> bytes:
+    import fetchc
+
+    return fetchc.compile(EXAMPLE.read_text(), filename=str(EXAMPLE)).seq_bin
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["fetchc", "python -m fetchc.cli"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_served_command_is_the_real_command(server, env, tmp_path, name):
+def test_a_served_command_is_the_real_command(server, env, tmp_path, given_bin, name, module):
+    """The console script and ``python -m fetchc.cli`` (the pytest tests'
+    spelling), each against the same command run as a process."""
     args, stdin = CASES[name]
     results = []
     for how in ("real", "served"):
         cwd = tmp_path / how
         cwd.mkdir()
         (cwd / "bad.mlir").write_text(BAD)
-        subprocess.run([REAL, str(EXAMPLE), "-o", str(cwd / "given.bin")], check=True, env=env)
+        (cwd / "given.bin").write_bytes(given_bin)
         argv = [a.replace("EXAMPLE", str(EXAMPLE)) for a in args]
-        cmd = [REAL, *argv] if how == "real" else [*_client(server), *argv]
+        real = [sys.executable, "-m", "fetchc.cli"] if module else [REAL]
+        cmd = [*real, *argv] if how == "real" else [*_client(server, module=module), *argv]
         before = _log(server).count("ran for real")
         r = _run(cmd, env, cwd, stdin)
         out = cwd / "out.bin"
@@ -155,7 +167,7 @@ def test_refusal_rules():
     base = {b"A": b"1", b"TMPDIR": b"/x"}
     limits = {resource.RLIMIT_AS: resource.getrlimit(resource.RLIMIT_AS)}
     req = {
-        "v": fetchc_server.PROTOCOL, "rlimits": dict(limits), "env": dict(base),
+        "v": fetchc_server.PROTOCOL, "rlimits": dict(limits), "env": dict(base), "command": [os.fsencode(REAL)],
         "affinity": sorted(os.sched_getaffinity(0)), "priority": os.getpriority(os.PRIO_PROCESS, 0),
     }
     assert refusal(req, base, limits) is None
@@ -166,6 +178,10 @@ def test_refusal_rules():
     assert refusal({**req, "rlimits": {resource.RLIMIT_AS: (1 << 30, 1 << 30)}}, base, limits) == "resource limits"
     assert refusal({**req, "priority": req["priority"] + 1}, base, limits) == "priority"
     assert refusal({**req, "v": 0}, base, limits) == "protocol"
+    python = os.fsencode(sys.executable)
+    assert refusal({**req, "command": [python, b"-m", b"fetchc.cli"]}, base, limits) is None
+    assert refusal({**req, "command": [python, b"-m", b"os"]}, base, limits) == "another python or module"
+    assert refusal({**req, "command": [b"/bin/true", b"-m", b"fetchc.cli"]}, base, limits) == "another python or module"
 
 
 def _children(pid: int) -> set[int]:

@@ -51,6 +51,7 @@ from fetchc.diagnostics import op_path
 from fetchc.frontend.locations import LineIndex, location_notes, location_of
 from fetchc.frontend.parsing import parse_module, split_input_file
 from fetchc.frontend.located_parser import LocatedParser
+from served import FETCHC
 
 CTX = make_context()
 
@@ -476,7 +477,6 @@ def test_quoting_from_the_command_line_never_shows_other_files(tmp_path):
     """The same through ``fetchc``: the error is located at the named files,
     and no line of theirs (a secret, the process environment) is printed."""
     import subprocess
-    import sys
 
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-LINE\n")
@@ -490,7 +490,7 @@ def test_quoting_from_the_command_line_never_shows_other_files(tmp_path):
         '  func.return\n}\n'
     )
     env = dict(os.environ, FETCHC_MARKER="ENVIRONMENT-VALUE")
-    r = subprocess.run([sys.executable, "-m", "fetchc.cli", str(kernel), "-o", str(tmp_path / "o.bin")],
+    r = subprocess.run([*FETCHC, str(kernel), "-o", str(tmp_path / "o.bin")],
                        capture_output=True, env=env)
     err = r.stderr.decode()
     assert r.returncode == 1

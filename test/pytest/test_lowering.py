@@ -31,10 +31,10 @@ import pytest
 
 import fetchc
 from fetchc.diagnostics import DiagnosticError
+from served import FETCHC
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.mlir"))
-FETCHC = [sys.executable, "-m", "fetchc.cli"]
 
 
 def compile_text(text: str) -> fetchc.CompileResult:

@@ -12,7 +12,6 @@ import json
 import re
 import struct
 import subprocess
-import sys
 import zlib
 
 import pytest
@@ -36,6 +35,7 @@ from fetchc.seqbin import (
     write,
 )
 from fetchc.target import BF16, F4E2M1FN, F8E4M3FN, F32, I8
+from served import FETCHC
 
 NONE = 0xFFFFFFFF
 
@@ -522,7 +522,7 @@ def test_a_program_reading_elsewhere_than_its_tensor_is_rejected(tmp_path):
         "but PROGRAMS record 1 (base 0) reads bytes [0, 224): the program and the placement disagree."
     )
     (tmp_path / "bad.bin").write_bytes(data)
-    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "sim", str(tmp_path / "bad.bin"), "--arg",
+    r = subprocess.run([*FETCHC, "sim", str(tmp_path / "bad.bin"), "--arg",
                         "w=0", "-o", str(tmp_path / "o.npz")], capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 1 and "the program and the placement disagree" in r.stderr
     assert not (tmp_path / "o.npz").exists()
@@ -562,7 +562,7 @@ def test_stream_ranks_past_numpy_are_refused_by_sim(tmp_path, rank):
     read(data)  # a valid file
     (tmp_path / "k.bin").write_bytes(data)
     (tmp_path / "dm.bin").write_bytes(bytes(1 << 19))
-    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "sim", str(tmp_path / "k.bin"), "--dm",
+    r = subprocess.run([*FETCHC, "sim", str(tmp_path / "k.bin"), "--dm",
                         str(tmp_path / "dm.bin"), "--program", "dq/1", "-o", str(tmp_path / "o.npy")],
                        capture_output=True, text=True)  # fmt: skip
     if rank == 64:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -32,8 +31,8 @@ import pytest
 
 from fetchc.golden.inputs import InputError, parse_arg_specs, scalar_value
 from fetchc.npyio import NpyError, load_npy, open_npy
+from served import FETCHC
 
-FETCHC = [sys.executable, "-m", "fetchc.cli"]
 
 KERNEL = """\
 func.func @k(%a: memref<4x16xf8E4M3FN>, %g: f32, %o: memref<4x16xf32>) {

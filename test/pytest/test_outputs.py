@@ -32,8 +32,8 @@ from fetchc import npyio, outputs
 from fetchc.seqbin import SeqBin, write
 
 from samples import DECODE, i8_program
+from served import FETCHC
 
-FETCHC = [sys.executable, "-m", "fetchc.cli"]
 HAVE_PROC_FD = os.path.isdir("/proc/self/fd") and os.path.exists("/dev/stdout")
 
 

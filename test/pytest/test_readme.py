@@ -4,6 +4,8 @@ command verbatim, and the main command names a shipped example."""
 import re
 from pathlib import Path
 
+from served import FETCHC
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -103,7 +105,7 @@ def test_run_command_example(tmp_path):
         argv = shlex.split(ln, comments=True)
         tool = argv[0]
         assert tool in (".venv/bin/python", ".venv/bin/fetchc"), tool
-        argv = [sys.executable, *(["-m", "fetchc.cli"] if tool.endswith("fetchc") else []), *argv[1:]]
+        argv = [*(FETCHC if tool.endswith("fetchc") else [sys.executable]), *argv[1:]]
         argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
         r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr

@@ -28,12 +28,12 @@ from fetchc.cli import main, main_sim
 from fetchc.seqbin import SeqBin, write
 
 from samples import i8_program
+from served import FETCHC
 
 resource = pytest.importorskip("resource")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
-FETCHC = [sys.executable, "-m", "fetchc.cli"]
 
 
 def _limited(mib: int):

@@ -21,7 +21,6 @@ import math
 import os
 import pathlib
 import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
@@ -34,6 +33,7 @@ from fetchc.diagnostics import DiagnosticError
 from fetchc.golden.inputs import InputError
 from fetchc.api import run_kernel
 from fetchc.golden.run import RunError
+from served import FETCHC
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -593,7 +593,7 @@ def test_cli_run_progress_line_on_a_terminal(tmp_path):
     np.save(tmp_path / "w.npy", rng.integers(0, 256, (4096, 2048), dtype=np.uint8))
     np.save(tmp_path / "s.npy", rng.integers(0, 0x7E, (4096, 256), dtype=np.uint8))
     master, slave = pty.openpty()
-    cmd = [sys.executable, "-m", "fetchc.cli", "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
+    cmd = [*FETCHC, "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
            "--arg", f"s={tmp_path / 's.npy'}", "--arg", "g=1", "-o", str(tmp_path / "o.npz")]  # fmt: skip
     proc = subprocess.run(cmd, stderr=slave, stdout=subprocess.DEVNULL, timeout=300)
     os.close(slave)
@@ -810,7 +810,7 @@ def test_run_without_commit_warns(tmp_path):
     )
     np.save(tmp_path / "w.npy", np.zeros((64, 32), np.int8))
     out = tmp_path / "o.npz"
-    r = subprocess.run([sys.executable, "-m", "fetchc.cli", "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
+    r = subprocess.run([*FETCHC, "run", str(k), "--arg", f"w={tmp_path / 'w.npy'}",
                         "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "warning: the kernel commits no tensor" in r.stderr
@@ -835,7 +835,7 @@ def test_sim_warns_when_a_program_reads_a_scratch_buffer(tmp_path):
         "  func.return %t : !rngd.trf<f8E4M3FN>\n"
         "}\n"
     )
-    cli = [sys.executable, "-m", "fetchc.cli"]
+    cli = list(FETCHC)
     assert subprocess.run([*cli, str(k), "-o", str(tmp_path / "s.bin")]).returncode == 0
     np.save(tmp_path / "c.npy", np.ones((8, 64), np.uint8))
     base = [*cli, "sim", str(tmp_path / "s.bin"), "--arg", f"codes={tmp_path / 'c.npy'}"]

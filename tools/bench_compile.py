@@ -410,7 +410,9 @@ class Row:
 
 
 def fmt_t(s: float | None) -> str:
-    return "-" if s is None else f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
+    if s is None:
+        return "-"
+    return f"{s * 1e6:.0f} us" if s < 1e-3 else f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
 def inproc_main(files: list[str], iters: int) -> None:
@@ -421,8 +423,12 @@ def inproc_main(files: list[str], iters: int) -> None:
     res = {}
     for f in files:
         text = Path(f).read_text()
-        for _ in range(2):
-            fetchc.compile(text, filename=f)
+        try:
+            for _ in range(2):
+                fetchc.compile(text, filename=f)
+        except Exception as e:  # noqa: BLE001 - an example this fetchc does not know: no figure for it
+            print(f"{f}: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+            continue
         ts, cs = [], []
         for _ in range(iters):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -593,8 +599,12 @@ def main() -> int:
         filled = {"FETCHC_CACHE_DIR": str(work / "cache-model-filled")}
         run(sides[0].fetchc + [str(path), "-o", str(work / "x-fill.bin")], None, a.timeout, filled)
         paired(Row(f"{name}, warm cache (same file)", "model-warm"), compile_cmd(path), lambda s: filled)
-        paired(Row(f"{name}, warm cache (kernels renamed)", "model-warm-kernels"), compile_cmd(renamed),
-               lambda s: filled)
+
+        def kernels_only(s: Side) -> dict[str, str]:  # every run finds the kernels, never the whole input
+            shutil.rmtree(work / "cache-model-filled" / "inputs", ignore_errors=True)
+            return filled
+
+        paired(Row(f"{name}, warm cache (kernels renamed)", "model-warm-kernels"), compile_cmd(renamed), kernels_only)
 
     if "cold" in fams:
         for ex in cold:

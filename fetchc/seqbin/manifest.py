@@ -212,11 +212,17 @@ class Manifest:
         """The JSON document as Python objects, keys in sorted order."""
         return {"kernels": [_kernel_dict(k) for k in self.kernels], "producer": self.producer}
 
-    def to_bytes(self) -> bytes:
-        """The canonical UTF-8 JSON bytes (module docstring).  Raises
-        :class:`ManifestError` for a text that is not valid Unicode (a lone
-        surrogate)."""
-        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    def to_bytes(self, check_shape: bool = False) -> bytes:
+        """The canonical UTF-8 JSON bytes (module docstring); with
+        ``check_shape``, first the shape rules of :meth:`from_dict` on the
+        same document (what the writer does: one document in memory, not
+        two).  Raises :class:`ManifestError` for a shape rule broken, or for
+        a text that is not valid Unicode (a lone surrogate)."""
+        doc = self.to_dict()
+        if check_shape:
+            Manifest.from_dict(doc)
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        del doc
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError as e:

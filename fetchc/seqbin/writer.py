@@ -155,9 +155,9 @@ def _manifest_bytes(sb: SeqBin) -> bytes:
     m = sb.manifest
     assert m is not None
     try:
-        m.check_shape()
+        data = m.to_bytes(check_shape=True)
         m.check(sb.programs)
-        return m.to_bytes()
+        return data
     except ManifestError as e:
         detail = f"MANIFEST: {e}."
         raise SeqBinError(detail, field="manifest", text=_REFUSING + detail) from None

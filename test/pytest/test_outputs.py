@@ -428,8 +428,11 @@ def test_signal_while_writing_leaves_no_temporary_file(sim_files, sig):
 
     tmp, _ = sim_files
     ready = tmp / "ready"
+    # A test run in the background inherits SIGINT ignored (a shell's `&`), and Python then keeps it
+    # ignored: the child gets the default disposition, as from an interactive shell.
     p = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, "sim", "p.bin", "--dm", "dm.bin", "-o", "out.npz"],
-                         cwd=tmp, stderr=subprocess.PIPE, env=dict(os.environ, READY=str(ready)))
+                         cwd=tmp, stderr=subprocess.PIPE, env=dict(os.environ, READY=str(ready)),
+                         preexec_fn=lambda: signal_mod.signal(signal_mod.SIGINT, signal_mod.SIG_DFL))
     deadline = time.time() + 120
     while not ready.exists():
         assert time.time() < deadline and p.poll() is None, p.stderr.read()

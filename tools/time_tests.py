@@ -36,6 +36,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -56,10 +57,18 @@ def readme_test_command(readme: str) -> str:
     return cmds[1]
 
 
+def _default_sigint() -> None:
+    """SIGINT at its default in the step, as in a terminal or CI: this
+    script run in the background (``&``) would hand it down ignored, and the
+    tests that interrupt fetchc would then fail."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def timed(cmd: str, cwd: Path, log) -> tuple[float, float, int]:
     """``(wall seconds, CPU seconds, exit status)`` of ``bash -c cmd``."""
     start = time.monotonic()
-    proc = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=_default_sigint)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return time.monotonic() - start, usage.ru_utime + usage.ru_stime, proc.returncode

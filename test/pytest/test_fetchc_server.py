@@ -215,14 +215,21 @@ def _reading_stdin(pid: int) -> bool:
     return False
 
 
+def _default_sigint() -> None:  # pragma: no cover - runs in the child
+    """SIGINT at its default, whatever this test run inherited (a suite run
+    in the background has it ignored, and so would its children)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _blocked_client(server, env, tmp_path):
-    """A served ``fetchc -`` waiting for stdin (a pipe kept open) and the
-    pid of its child."""
+    """A served ``fetchc -`` whose child is reading stdin (a pipe kept open),
+    and that child's pid."""
     before = _children(server.proc.pid)
     p = subprocess.Popen([*_client(server), "-", "-o", "out.bin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+                         stderr=subprocess.PIPE, env=env, cwd=tmp_path, preexec_fn=_default_sigint)
     assert _wait_until(lambda: _children(server.proc.pid) - before)
     (child,) = _children(server.proc.pid) - before
+    assert _wait_until(lambda: _reading_stdin(child), 300)
     return p, child
 
 
@@ -242,7 +249,7 @@ def test_a_signal_reaches_the_child_as_it_would_the_real_command(server, env, tm
             p, child = _blocked_client(server, env, cwd)
         else:
             p = subprocess.Popen([REAL, "-", "-o", "out.bin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=env, cwd=cwd)
+                                 stderr=subprocess.PIPE, env=env, cwd=cwd, preexec_fn=_default_sigint)
         p.stdin.write(b"func.func @f() {\n")
         p.stdin.flush()
         assert _wait_until(lambda: _reading_stdin(child if how == "served" else p.pid), 300)

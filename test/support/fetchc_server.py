@@ -1,17 +1,20 @@
-"""A fork server for the lit tests' ``%fetchc``: start-up paid once.
+"""A fork server for the tests' ``fetchc`` commands: start-up paid once.
 
 Starting ``fetchc`` costs 0.15-0.25 s of CPU (Python, then importing xDSL,
 numpy and ml_dtypes), several times what compiling a test's kernel costs, and
-the lit suite starts it hundreds of times.  This server imports everything
-once; for each request of :mod:`fetchc_client` it forks a child that turns
-itself into the ``fetchc`` command the client would have exec'd and runs it.
+the test suite starts it hundreds of times (lit's ``%fetchc``, pytest's
+``served.FETCHC``).  This server imports everything once; for each request of
+:mod:`fetchc_client` it forks a child that turns itself into the command the
+client would have exec'd (the ``fetchc`` console script, or ``python -m
+fetchc.cli``) and runs it.
 
 What the child has of the server is only imports: the server never compiles,
 parses or runs anything, so no cache, memo or counter of fetchc holds a value
 a fresh process would not have.  The child takes the client's
 
-* arguments (``sys.argv``, with the real console script as ``argv[0]`` and
-  its directory as ``sys.path[0]``, as the console script has),
+* arguments (``sys.argv`` and ``sys.path[0]`` as the interpreter sets them
+  for the script, or for ``-m``; the script or module then runs as
+  ``__main__``, as it would),
 * standard input, output and error (the client's own descriptors, received
   with ``SCM_RIGHTS``: pipes, files, ``/dev/stdout`` and ``isatty`` behave
   as for a fresh process; ``sys.stdin``/``stdout``/``stderr`` are rebuilt as
@@ -35,10 +38,12 @@ real process, automatically.  What the child cannot reproduce, and no lit
 test may rely on through ``%fetchc``: its process id and parent (a
 different process than the client, in the server's session with no
 controlling terminal, so ``/dev/tty`` is not the client's), the start-up code
-cache (:mod:`fetchc.startup` is disabled in the server: the children neither
-read nor write ``dataclasses-*.marshal``), timing, and that numpy is already
-imported for a compile (``load_numpy`` then has nothing to do; under an
-address-space limit, where that matters, the command runs for real).
+cache (:mod:`fetchc.startup` is off while the server imports; in a child
+everything is imported already, so it has nothing to do), timing, that numpy
+is already imported for a compile (``load_numpy`` then has nothing to do;
+under an address-space limit, where that matters, the command runs for
+real), and interpreter finalisation after ``atexit`` (module teardown: the
+child leaves with ``os._exit``).
 
 Lifetime: the server exits when the pipe from its parent (lit) closes, on
 SIGTERM, or when its parent is gone; then it kills the children still

@@ -472,6 +472,104 @@ def parse_main(chains: list[int], runs: int, per_func: int, bases: bool) -> None
               f"speed-up {ratio:.2f}x (paired median)", flush=True)
 
 
+def phases_main(path: str) -> None:
+    """``--phases FILE``: compile FILE once in this process as ``fetchc FILE
+    -o x.bin`` does (GC paused if this fetchc pauses it, no cache) and print
+    {phase: CPU seconds} as JSON: start-up (importing fetchc's compile path),
+    parse, verify (after parsing), the checks after it, each pass, the
+    verification after each pass, emit (its parts where this fetchc has
+    them: names, records, MANIFEST, writer).  Timing wraps module
+    functions and pass classes of this process (a measuring tool: the
+    compiler itself is unchanged)."""
+    import contextlib
+    import importlib
+
+    t0 = time.process_time()
+    from fetchc import driver
+    from fetchc.seqbin import emit
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+
+    out: dict[str, float] = {"start-up": time.process_time() - t0}
+    label = ["verify"]
+
+    def timed(name, fn, phase=None):
+        def wrapper(*args, **kwargs):
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                key = phase() if phase else name
+                out[key] = out.get(key, 0.0) + time.process_time() - t
+        return wrapper
+
+    driver.verify_module = timed("", driver.verify_module, lambda: label[0])
+    if hasattr(driver, "release_garbage"):
+        driver.release_garbage = timed("pipeline: gc.collect", driver.release_garbage)
+    for name in ("_collect", "build_manifest", "write"):
+        if hasattr(emit, name):
+            setattr(emit, name, timed(f"emit: {name.strip('_')}", getattr(emit, name)))
+    passes = driver.parse_pipeline(",".join(driver.DEFAULT_PIPELINE))
+    for p in passes:
+        for meth in ("apply", "apply_tracked"):
+            fn = getattr(type(p), meth, None)
+            if fn is not None and not hasattr(fn, "_phases"):
+                def enter(*args, _fn=fn, _name=p.name, **kwargs):
+                    label[0] = f"  verify after {_name}"
+                    return timed(_name, _fn)(*args, **kwargs)
+                enter._phases = True
+                setattr(type(p), meth, enter)
+    try:
+        paused = importlib.import_module("fetchc.process").gc_paused
+    except (ImportError, AttributeError):
+        paused = contextlib.nullcontext
+    text = Path(path).read_text()
+    with paused():
+        t = time.process_time()
+        ctx = shared_context()
+        module = parse_module(ctx, text, path)
+        out["parse"] = time.process_time() - t
+        t = time.process_time()
+        result = driver.run_pipeline(module, ctx, passes)
+        if not result.ok:
+            sys.exit(f"{path}: {result.diagnostics[0].message}")
+        inner = sum(v for k, v in out.items() if k not in ("start-up", "parse"))
+        out["pipeline: other"] = time.process_time() - t - inner
+        t = time.process_time()
+        kernel = importlib.import_module("fetchc.kernel")
+        if hasattr(kernel, "write_names"):
+            timed("emit: write_names", kernel.write_names)(module)
+        emit.emit_seqbin(module)
+        out["emit"] = time.process_time() - t
+    out["total"] = sum(v for k, v in out.items() if not k.startswith("emit:"))
+    print(json.dumps(out))
+
+
+def phases_report(name: str, cmds: list, runs: int, timeout: float) -> None:
+    """Run each side's ``--phases`` command ``runs`` times, alternating
+    sides, and print each phase's median CPU time per side and the median of
+    the per-round ratios (current / baseline)."""
+    got: list[list[dict[str, float]]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for i, (_, cmd) in enumerate(cmds):
+            _, _, rc, _, text = run(cmd, None, timeout)
+            try:
+                got[i].append(json.loads(text.strip().splitlines()[-1]))
+            except (ValueError, IndexError):
+                print(f"  {name}: {fail_line(rc or 1, text)}", file=sys.stderr)
+    names = list(dict.fromkeys(k for side in got for r in side for k in r))
+    print(f"\nphases of {name}: CPU seconds, median of {runs} in-process compiles per side"
+          + ("; ratio = median of the rounds' current/baseline" if len(cmds) > 1 else ""))
+    print(f"  {'phase':<42}" + "".join(f"{s.label:>10}" for s, _ in cmds) + ("   ratio" if len(cmds) > 1 else ""))
+    for k in names:
+        meds = [statistics.median(r[k] for r in side if k in r) if any(k in r for r in side) else None for side in got]
+        line = f"  {k:<42}" + "".join(f"{m:>10.3f}" if m is not None else f"{'-':>10}" for m in meds)
+        pairs = [c[k] / b[k] for c, b in zip(*got[:2]) if k in c and b.get(k)] if len(cmds) > 1 else []
+        print(line + (f"  {statistics.median(pairs):6.3f}" if pairs else ""))
+    for s, cmd in cmds:
+        print(f"  {s.label}: {shlex.join(cmd)}")
+
+
 def xdsl_opt_deep(argv: list[str]) -> int:
     """``--xdsl-opt-deep ARGS``: xdsl-opt on a 512 MiB-stack thread with a
     high recursion limit (as fetchc's CLI runs), so deep nesting parses."""
@@ -511,16 +609,21 @@ def main() -> int:
     ap.add_argument("--cold", nargs="*", help="examples for cold start (default int8_zero_point_contract.mlir)")
     ap.add_argument("--examples", default=str(REPO / "examples"), help="directory of the examples")
     ap.add_argument("--iters", type=int, help="fetchc.compile calls per example per round (default 30)")
-    ap.add_argument("--only", nargs="*", choices=["chains", "distinct", "model", "nest", "cold", "inproc", "tools", "lit", "parse"],
-                    help="'parse': parse time only, xDSL's parser against the fast front end, in this process")
+    ap.add_argument("--only", nargs="*", choices=["chains", "distinct", "model", "nest", "cold", "inproc", "tools", "lit", "parse", "phases"],
+                    help="'parse': parse time only, xDSL's parser against the fast front end, in this process; "
+                         "'phases': the CPU time of each phase of compiling the distinct chains, per side")
     ap.add_argument("--lit", action="store_true", help="also time each checkout's lit suite (slow)")
     ap.add_argument("--quick", action="store_true", help="small sizes, one round: a smoke test")
     ap.add_argument("--workdir", help="directory for the generated files (kept)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per command (default 3600)")
     ap.add_argument("--inproc", nargs="+", metavar="FILE", help=argparse.SUPPRESS)
+    ap.add_argument("--phases", metavar="FILE", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.inproc:
         inproc_main(a.inproc, a.iters or 30)
+        return 0
+    if a.phases:
+        phases_main(a.phases)
         return 0
 
     q = a.quick
@@ -557,7 +660,7 @@ def main() -> int:
                                ("distinct", distinct, lambda n: distinct_module(n, a.chains_per_func, not a.no_bases)),
                                ("model", [a.layers], lambda n: model_module(n)),
                                ("nest", nests, lambda d: nest_module(d, not a.no_bases))):
-        if group in fams or "tools" in fams:
+        if group in fams or "tools" in fams or (group == "distinct" and "phases" in fams):
             for n in sizes:
                 text, ops = make(n)
                 path = work / f"{group}-{n}.mlir"
@@ -613,6 +716,10 @@ def main() -> int:
             run(sides[0].fetchc + [str(ex), "-o", str(work / "x-fill.bin")], None, a.timeout, hit)
             paired(Row(f"cold {ex.name}, repeat (cache hit)", "cold-hit", note="cache filled"), compile_cmd(ex),
                    lambda s: hit)
+    if "phases" in fams:
+        for name, group, size, path in gen:
+            if group == "distinct":
+                phases_report(name, [(s, [s.python, SELF, "--phases", str(path)]) for s in sides], runs, a.timeout)
     if "inproc" in fams and examples:
         for label, env in (("miss", NO_CACHE), ("hit", {})):
             inrows = {str(ex): Row(f"compile() {ex.name} ({label})", f"inproc-{label}",

@@ -232,5 +232,5 @@ class FetchToSeqPass(FetchcPass):
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         tables = TableRegistry(op)
-        apply_pattern(FetchToProgram(tables, program_names(op)), op, listener)
+        apply_pattern(FetchToProgram(tables, program_names(op)), op, listener, on=(FetchOp,))
         tables.materialise(listener)

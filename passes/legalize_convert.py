@@ -101,4 +101,4 @@ class LegalizeConvertPass(FetchcPass):
     summary = "fetch.convert -> the legal chain of adapter stages, or an error naming what the hardware offers"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
-        apply_pattern(LegalizeConvert(), op, listener)
+        apply_pattern(LegalizeConvert(), op, listener, on=(ConvertOp,))

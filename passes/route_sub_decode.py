@@ -241,7 +241,10 @@ class RouteSubDecodePass(FetchcPass):
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         created: list[ScratchOp] = []
-        apply_pattern(GreedyRewritePatternApplier([RouteSubConvert(created), RouteSubDequant(created)]), op, listener)
+        apply_pattern(
+            GreedyRewritePatternApplier([RouteSubConvert(created), RouteSubDequant(created)]), op, listener,
+            on=(ConvertOp, DequantOp),
+        )
         # Print each new scratch buffer under its MANIFEST name (scratch0, ...).
         funcs = {f for s in created if isinstance(f := s.parent_op(), FuncOp)}
         for f in funcs:

@@ -200,4 +200,4 @@ class SplitScalingPass(FetchcPass):
     summary = "fetch.dequant -> table lookup + cast of the codes, a fetch of the block scales, rngd.block_scale and rngd.tensor_scale"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
-        apply_pattern(SplitScaling(), op, listener)
+        apply_pattern(SplitScaling(), op, listener, on=(DequantOp,))

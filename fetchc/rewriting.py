@@ -72,15 +72,19 @@ def apply_pattern(
 
 @dataclass
 class ChangeTracker:
-    """Collects the ops a pass creates (inserts); :attr:`listener` is handed
-    to the pass.  The driver verifies those after the pass (ir.md §4: verify
-    once; ``--verify-each`` verifies everything)."""
+    """Collects the ops a pass creates (inserts) and erases; :attr:`listener`
+    is handed to the pass.  The driver verifies the created ops after the
+    pass (ir.md §4: verify once; ``--verify-each`` verifies everything) and
+    releases the erased ones (:func:`~fetchc.frontend.xdsl_compat.release_erased`)."""
 
     created: set[Operation] = field(default_factory=set)
+    erased: list[Operation] = field(default_factory=list)
     listener: PatternRewriterListener = field(init=False)
 
     def __post_init__(self) -> None:
-        self.listener = PatternRewriterListener(operation_insertion_handler=[self.created.add])
+        self.listener = PatternRewriterListener(
+            operation_insertion_handler=[self.created.add], operation_removal_handler=[self.erased.append]
+        )
 
 
 class FetchcPass(ModulePass):

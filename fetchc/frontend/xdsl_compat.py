@@ -31,6 +31,10 @@ names what to offer upstream:
   (:mod:`fetchc.frontend.structural`) has accepted the op, which needs the
   op definition and custom verifier that ``irdl_op_definition`` keeps in a
   closure (:func:`irdl_parts`).  Upstream: keep them on the class.
+* :func:`release_erased`: an erased op's ``results`` are dropped, so that
+  the op and its results (a reference cycle) are freed without the cyclic
+  collector, which fetchc pauses during a compile.  Upstream:
+  ``Operation.erase`` could drop them.
 
 fetchc's located parser (:mod:`fetchc.frontend.located_parser`) is a feature,
 not a patch: it extends :class:`PatchedParser` through xDSL's parser methods
@@ -41,10 +45,10 @@ and lives in its own module.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, SSAValues
 from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
@@ -53,6 +57,7 @@ from fetchc.frontend.structural import structural_check
 __all__ = [
     "XDSL_VERSION",
     "PatchedParser",
+    "release_erased",
     "verify_op_alone",
 ]
 
@@ -167,6 +172,18 @@ def _fast_verify(op: Operation) -> Callable[[], None] | None:
 
 
 _IRDL_PARTS: dict[type, tuple[Any, Any]] = {}
+
+
+def release_erased(ops: Iterable[Operation]) -> None:
+    """Let reference counting free the erased ops among ``ops`` (those no
+    longer in a block) at once.  An erased op and its results point at each
+    other (``OpResult.op``), so while the cyclic collector is paused
+    (:func:`fetchc.process.gc_paused`) they would wait for a collection;
+    dropping the erased op's ``results`` breaks the cycle.  Nothing reads an
+    erased op's results.  Upstream: ``Operation.erase`` could drop them."""
+    for op in ops:
+        if op.parent is None and op.results:
+            op.results = SSAValues()
 
 
 def verify_op_alone(op: Operation) -> None:

@@ -84,24 +84,26 @@ def write(sb: SeqBin) -> bytes:
 
 
 def _assemble(bodies: list[tuple[int, bytes, int]], minor: int) -> bytes:
+    """The file: header, rows, then each body at the next multiple of
+    :data:`SECTION_ALIGN` after zero gaps; the CRC-32 is computed piece by
+    piece (crc field zero), so the bytes are copied once, by the final join."""
     rows = []
-    layout = []
+    pieces = []
     pos = HEADER_SIZE + ROW_SIZE * len(bodies)
     for kind, body, count in bodies:
-        pos = -(-pos // SECTION_ALIGN) * SECTION_ALIGN
-        rows.append(_W_ROW.pack(kind, pos, len(body), count))
-        layout.append((pos, body))
-        pos += len(body)
+        start = -(-pos // SECTION_ALIGN) * SECTION_ALIGN
+        pieces += [bytes(start - pos), body]
+        rows.append(_W_ROW.pack(kind, start, len(body), count))
+        pos = start + len(body)
     file_size = pos
     if file_size > 0xFFFFFFFF:
         raise SeqBinError(f"the file would be {file_size} bytes, more than a u32 file_size can hold.")
-    out = bytearray(file_size)
-    out[HEADER_SIZE : HEADER_SIZE + ROW_SIZE * len(rows)] = b"".join(rows)
-    for off, body in layout:
-        out[off : off + len(body)] = body
-    out[0:HEADER_SIZE] = _W_HEADER.pack(MAGIC, VERSION_MAJOR, minor, 0, len(rows), file_size, 0, 0)
-    out[20:24] = struct.pack("<I", zlib.crc32(bytes(out)) & 0xFFFFFFFF)
-    return bytes(out)
+    pieces[:0] = [_W_HEADER.pack(MAGIC, VERSION_MAJOR, minor, 0, len(rows), file_size, 0, 0), *rows]
+    crc = 0
+    for piece in pieces:
+        crc = zlib.crc32(piece, crc)
+    pieces[0] = _W_HEADER.pack(MAGIC, VERSION_MAJOR, minor, 0, len(rows), file_size, crc & 0xFFFFFFFF, 0)
+    return b"".join(pieces)
 
 
 def _pack_table(i: int, t: Table, minor: int) -> bytes:

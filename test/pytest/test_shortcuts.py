@@ -1,0 +1,81 @@
+"""The compile path's speed shortcuts give what the plain paths give
+(issue 16): each memo, shared computation or cheaper check is compared here
+with the computation it replaces, on the examples and on random distinct
+chains (tools/bench_compile.py's workload)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import weakref
+from pathlib import Path
+
+import pytest
+
+import fetchc
+from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
+from fetchc.frontend.context import make_context
+from fetchc.frontend.parsing import parse_module
+from fetchc.process import gc_paused
+from fetchc.rewriting import walk
+from fetchc.seqbin import Manifest
+from fetchc.seqbin.manifest import ManifestError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from bench_compile import distinct_module  # noqa: E402
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.mlir"))
+
+
+def _inputs() -> list[tuple[str, str]]:
+    return [(p.name, p.read_text()) for p in EXAMPLES] + [(f"distinct-{s}", distinct_module(40, seed=s)[0]) for s in (3, 4)]
+
+
+INPUTS = _inputs()
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_manifest_bytes_are_the_whole_document_encoded_at_once(name, text):
+    manifest = fetchc.compile(text, filename=name, cache=False).seqbin.manifest
+    whole = json.dumps(manifest.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert manifest.to_bytes() == whole
+    assert manifest.to_bytes(check_shape=True) == whole
+
+
+def _broken(manifest: Manifest, **tensor_fields) -> Manifest:
+    import dataclasses
+
+    k = manifest.kernels[-1]
+    t = dataclasses.replace(k.tensors[-1], **tensor_fields)
+    k = dataclasses.replace(k, tensors=k.tensors[:-1] + (t,))
+    return dataclasses.replace(manifest, kernels=manifest.kernels[:-1] + (k,))
+
+
+@pytest.mark.parametrize("fields", [{"shape": (4, -1)}, {"strides": (1, True)}, {"name": 7}, {"dm_base": 1 << 19}])
+def test_the_writers_shape_check_is_from_dicts(fields):
+    """Checked kernel by kernel, the MANIFEST fails as the whole document
+    fails in ``from_dict``, with the same path and message."""
+    manifest = fetchc.compile(EXAMPLES[0].read_text(), filename="x.mlir", cache=False).seqbin.manifest
+    bad = _broken(manifest, **fields)
+    with pytest.raises(ManifestError) as whole:
+        Manifest.from_dict(bad.to_dict())
+    with pytest.raises(ManifestError) as streamed:
+        bad.to_bytes(check_shape=True)
+    assert str(streamed.value) == str(whole.value)
+    bad.to_bytes()  # without the check it encodes
+
+
+def test_the_ops_a_pass_erases_are_freed_without_the_collector():
+    """The driver releases what fetchc's passes erase (xdsl_compat.release_erased):
+    with the collector paused, the erased fetch ops are gone after the
+    pipeline."""
+    text = distinct_module(12, seed=5)[0]
+    ctx = make_context()
+    with gc_paused():
+        module = parse_module(ctx, text, "x.mlir")
+        fetches = [weakref.ref(op) for op in walk(module) if op.name == "fetch.fetch"]
+        result = run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE)))
+        assert result.ok
+        assert not gc.isenabled()
+        assert fetches and all(ref() is None for ref in fetches)

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import AffineMapAttr, Float32Type, FloatAttr, IntegerAttr, MemRefType, StringAttr, i32, i64
+from xdsl.dialects.builtin import AffineMapAttr, Float32Type, FloatAttr, IntegerAttr, MemRefType, StringAttr, i32
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
@@ -53,6 +53,7 @@ from fetchc.dialects.fetch_chain import (
     check_stream_operands,
     run_checks,
 )
+from fetchc.dialects.shared import i32_attr, i64_attr, memo_on
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.diagnostics import OpError
 from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout, shape_text, static_shape
@@ -185,11 +186,11 @@ class FetchOp(IRDLOperation):
         base: int | None = 0,
         read_size: int | None = None,
     ):
-        props: dict[str, Attribute] = {} if base is None else {"base": IntegerAttr(base, i64)}
+        props: dict[str, Attribute] = {} if base is None else {"base": i64_attr(base)}
         if map is not None:
             props["map"] = AffineMapAttr(map)
         if read_size is not None:
-            props["read_size"] = IntegerAttr(read_size, i64)
+            props["read_size"] = i64_attr(read_size)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     @property
@@ -232,12 +233,10 @@ class FetchOp(IRDLOperation):
         if infer_cast and cast_out is None:
             cast_out = FetchChain.of(self).cast_output()
         key = (self.source.type, self.result.type, self.map, self.base, self.read_size, cast_out)
-        memo = self.__dict__.get("_sequencer_memo")
-        if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key)):
-            found = memo[1]
-        else:
-            found = _derive(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), cast_out)
-            self.__dict__["_sequencer_memo"] = (key, found)
+        found = memo_on(
+            self, "_sequencer_memo", key,
+            lambda: _derive(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), cast_out),
+        )  # fmt: skip
         if isinstance(found, OpError):
             raise OpError(found.message, found.notes)
         return found
@@ -459,7 +458,7 @@ class TableLookupOp(_StreamToStream):
         if scale is not None:
             props["scale"] = FloatAttr(scale, builtin.f32)
         if zero_point is not None:
-            props["zero_point"] = IntegerAttr(zero_point, i32)
+            props["zero_point"] = i32_attr(zero_point)
         super().__init__(input, result_type, props)
 
     @property
@@ -585,7 +584,7 @@ class ZpSubOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, result_type: Attribute, zero_point: int):
-        super().__init__(operands=[input], result_types=[result_type], properties={"zero_point": IntegerAttr(zero_point, i32)})
+        super().__init__(operands=[input], result_types=[result_type], properties={"zero_point": i32_attr(zero_point)})
 
     @classmethod
     def parse(cls, parser):
@@ -613,7 +612,7 @@ class ZpSubOp(IRDLOperation):
         parser.parse_punctuation("->")
         out_t = parser.parse_type()
         (operand,) = parser.resolve_operands([inp], [in_t], parser.pos)
-        op = cls.create(operands=[operand], result_types=[out_t], properties={"zero_point": IntegerAttr(zp, i32)}, attributes=attrs)
+        op = cls.create(operands=[operand], result_types=[out_t], properties={"zero_point": i32_attr(zp)}, attributes=attrs)
         return op
 
     def print(self, printer: Printer) -> None:
@@ -746,7 +745,7 @@ class DequantOp(IRDLOperation):
     ):
         props: dict[str, Attribute] = {"format": StringAttr(fmt)}
         if scale_base is not None:
-            props["scale_base"] = IntegerAttr(scale_base, i64)
+            props["scale_base"] = i64_attr(scale_base)
         super().__init__(
             operands=[input, bscale, [gscale] if gscale is not None else []],
             result_types=[result_type],

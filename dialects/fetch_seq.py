@@ -43,11 +43,10 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
     i32,
-    i64,
 )
 from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -68,7 +67,9 @@ from fetchc import target
 from fetchc.target import functions
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
+from fetchc.dialects.shared import i32_attr, i64_array, i64_attr, memo_on
 from fetchc.diagnostics import OpError
+from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
 # ---------------------------------------------------------------------------
 # Enumerated register fields (seqbin.md PROGRAMS words 0, 24, 26, 29)
@@ -237,7 +238,7 @@ class TableOp(IRDLOperation):
             props["function"] = StringAttr(function)
             if not src.is_float:
                 props["scale"] = FloatAttr(scale, f32)
-                props["zero_point"] = IntegerAttr(zero_point, i32)
+                props["zero_point"] = i32_attr(zero_point)
         elif target.LOOKUP_TABLES[(src, dst)]:
             props["paired"] = UnitAttr()
         super().__init__(properties=props)
@@ -303,13 +304,6 @@ class TableOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 # fetch_seq.program
 # ---------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1024)
-def _i64(value: int) -> IntegerAttr:
-    """``IntegerAttr(value, i64)``, shared: register blocks repeat the same
-    small numbers, and attributes are immutable."""
-    return IntegerAttr(value, i64)
 
 
 def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
@@ -379,28 +373,31 @@ class ProgramOp(IRDLOperation):
         output)`` or None; ``zero_point``: ``(rule, value)`` or None.  The
         unit comes from the result stream's context and ``stages`` from which
         of the three are present."""
-        stages = [Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point)) if on is not None]
+        stages = tuple(Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point)) if on is not None)
         props: dict[str, Attribute] = {
             "program_name": StringAttr(program_name),
-            "unit": FetchUnitAttr(Unit(result_type.ctx)),
-            "base": _i64(base),
-            "packet_size": _i64(packet_size),
-            "fetch_size": _i64(fetch_size),
-            "limits": DenseArrayBase.from_list(i64, list(limits)),
-            "strides": DenseArrayBase.from_list(i64, list(strides)),
-            "stages": StagesAttr(stages),
+            "unit": _unit_attr(result_type.ctx),
+            "base": i64_attr(base),
+            "packet_size": i64_attr(packet_size),
+            "fetch_size": i64_attr(fetch_size),
+            "limits": i64_array(limits),
+            "strides": i64_array(strides),
+            "stages": _stages_attr(stages),
         }
         if table is not None:
             props["table"] = SymbolRefAttr(table)
         if cast is not None:
             props["type_conversion"] = CastAttr.of(*cast)
         if zero_point is not None:
-            props["zero_point"] = IntegerAttr(zero_point[1], i32)
+            props["zero_point"] = i32_attr(zero_point[1])
         props["zp_mode"] = ZpModeAttr.of(zero_point[0] if zero_point else None)
-        props["flit_count"] = _i64(flit_count)
-        props["words_per_packet"] = _i64(words_per_packet)
-        props["cycles"] = _i64(cycles)
-        super().__init__(operands=[source], result_types=[result_type], properties=props)
+        props["flit_count"] = i64_attr(flit_count)
+        props["words_per_packet"] = i64_attr(words_per_packet)
+        props["cycles"] = i64_attr(cycles)
+        # What ``create`` (and xDSL's parser) does: one operand, one result,
+        # the properties; the verifier checks them (irdl_op_init's argument
+        # flattening costs 7 µs an op and checks nothing more).
+        Operation.__init__(self, operands=[source], result_types=[result_type], properties=props)
 
     def field(self, name: str) -> int | None:
         """An integer field's value (None when an optional one is absent)."""
@@ -432,23 +429,50 @@ class ProgramOp(IRDLOperation):
         op = SymbolTable.lookup_symbol(self, self.table)
         return op if isinstance(op, TableOp) else None
 
+    def fields(self) -> Fields:
+        """The record's fields as the rules read them
+        (:class:`fetchc.target.record.Fields`; ``table`` is 0 when the
+        program has one, else None), read from the properties and types once
+        while they stay the same objects (:func:`~fetchc.dialects.shared.memo_on`:
+        the verifier reads them, the emitter reuses them).  Assumes what
+        :meth:`verify_` checks before it: the element types are the Fetch
+        Unit's."""
+        p = self.properties
+        key = (*p.values(), *p.keys(), self.source.type, self.result.type)
+        return memo_on(self, "_fields_memo", key, self._read_fields)
+
+    def _read_fields(self) -> Fields:
+        p = self.properties
+        zp, tc = p.get("zero_point"), p.get("type_conversion")
+        return Fields(
+            unit=p["unit"].code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]
+            base=p["base"].value.data, packet_size=p["packet_size"].value.data,
+            fetch_size=p["fetch_size"].value.data, limits=_ints(p["limits"]), strides=_ints(p["strides"]),
+            stages=p["stages"].code, table=None if p.get("table") is None else 0,
+            type_conversion=None if tc is None else tc.code,
+            zero_point0=0 if zp is None else zp.value.data, num_zero_points=0 if zp is None else 1,
+            zp_mode=p["zp_mode"].code, flit_count=p["flit_count"].value.data,
+            words_per_packet=p["words_per_packet"].value.data,
+        )  # fmt: skip
+
     def verify_(self) -> None:
         check_linear_uses(self)
-        self._verify_fields()
-        self._verify_chain()
+        top = self.table_op()
+        self._verify_fields(top)
+        self._verify_chain(top)
 
-    def _verify_fields(self) -> None:
+    def _verify_fields(self, top: TableOp | None) -> None:
         # What only the IR can get wrong: the memref and stream types, the
         # unit against the stream's context, the table symbol, the packet.
         mt, rt = self.source.type, self.out_type
         assert isinstance(mt, MemRefType)
-        if self.in_dtype is None or self.in_dtype.in_flight_only:
+        in_dtype = self.in_dtype
+        if in_dtype is None or in_dtype.in_flight_only:
             raise OpError(f"reads a memref of {target.type_name(mt.element_type)}, which the Fetch Unit cannot read")
         if rt.elem is None:
             raise OpError(f"produces {target.type_name(rt.element_type)}, which the Fetch Adapter cannot produce")
         if self.unit.data.value != rt.ctx:
             raise OpError(f"unit {self.unit.data.value} does not match the result stream's {rt.ctx} context")
-        top = self.table_op()
         if self.table is not None and top is None:
             raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
         if top is not None and not all(p in top.properties for p in ("in_type", "out_type", "entries")):
@@ -459,28 +483,25 @@ class ProgramOp(IRDLOperation):
         if self.field("packet_size") != packet:
             raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
 
-    def _verify_chain(self) -> None:
+    def _verify_chain(self, top: TableOp | None) -> None:
         # Every rule of the record (hardware.md §2-3, seqbin.md PROGRAMS):
         # one implementation, fetchc.target.record, shared with the seq.bin
         # reader and writer and the simulator.
-        from fetchc.target.record import FIELDS, Fields, RecordError, check_program
-
-        top = self.table_op()
-        zp = self.field("zero_point")
-        fields = Fields(
-            unit=self.unit.code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]
-            base=self.base.value.data, packet_size=self.packet_size.value.data,
-            fetch_size=self.fetch_size.value.data, limits=self.limit_values, strides=self.stride_values,
-            stages=self.stages.code, table=None if self.table is None else 0,
-            type_conversion=None if self.type_conversion is None else self.type_conversion.code,
-            zero_point0=0 if zp is None else zp, num_zero_points=0 if zp is None else 1, zp_mode=self.zp_mode.code,
-            flit_count=self.flit_count.value.data, words_per_packet=self.words_per_packet.value.data,
-        )  # fmt: skip
         pairs = [] if top is None else [top.pair]
         try:
-            check_program(fields, pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]
+            check_program(self.fields(), pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]
         except RecordError as e:
             raise OpError(e.message) from None
+
+
+@lru_cache(maxsize=None)
+def _unit_attr(ctx: str) -> FetchUnitAttr:
+    return FetchUnitAttr(Unit(ctx))
+
+
+@lru_cache(maxsize=None)
+def _stages_attr(stages: tuple[Stage, ...]) -> StagesAttr:
+    return StagesAttr(list(stages))
 
 
 FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr])

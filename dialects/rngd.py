@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, TypeAttribute, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, TypeAttribute
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -50,6 +50,7 @@ from xdsl.printer import Printer
 
 from fetchc import target
 from fetchc.diagnostics import OpError
+from fetchc.dialects.shared import i64_attr
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.stream import StreamType
 from fetchc.target.layout import static_shape
@@ -332,7 +333,7 @@ class BlockScaleOp(IRDLOperation):
 
     def __init__(self, input: SSAValue, scale: SSAValue, block: int):
         super().__init__(
-            operands=[input, scale], result_types=[input.type], properties={"block": IntegerAttr(block, i64)}
+            operands=[input, scale], result_types=[input.type], properties={"block": i64_attr(block)}
         )
 
     def verify_(self) -> None:
@@ -429,7 +430,7 @@ class ScratchOp(IRDLOperation):
     assembly_format = "attr-dict `:` type($result)"
 
     def __init__(self, result_type: MemRefType, dm_base: int | None = None):
-        props = {} if dm_base is None else {"dm_base": IntegerAttr(dm_base, i64)}
+        props = {} if dm_base is None else {"dm_base": i64_attr(dm_base)}
         super().__init__(result_types=[result_type], properties=props)
 
     @property

@@ -48,6 +48,7 @@ __all__ = [
     "slice_errors",
     "spelled",
     "tensor_name",
+    "tensor_names",
     "write_names",
 ]
 
@@ -89,10 +90,28 @@ def tensor_name(arg: BlockArgument) -> str:
     (``%w`` → ``w``), else ``arg<i>`` with ``i`` its argument index.  A
     malformed ``rngd.name`` is reported by :func:`name_errors`."""
     func = _function_of(arg)
-    if func is not None:
-        given = arg_attribute(func, arg, NAME_ATTR)
-        if isinstance(given, StringAttr) and given.data:
-            return given.data
+    return _name(arg, arg_attribute(func, arg, NAME_ATTR) if func is not None else None)
+
+
+def tensor_names(func: FuncOp) -> list[str]:
+    """:func:`tensor_name` of every argument of ``func``'s entry block, in
+    order, reading the argument attributes once (for passes and the
+    emitter, which need them all)."""
+    if not func.body.blocks:
+        return []
+    entry = func.body.blocks.first
+    assert entry is not None
+    attrs = func.arg_attrs.data if func.arg_attrs is not None else None
+    out = []
+    for arg in entry.args:
+        d = attrs[arg.index] if attrs is not None else None
+        out.append(_name(arg, d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None))
+    return out
+
+
+def _name(arg: BlockArgument, given: Attribute | None) -> str:
+    if isinstance(given, StringAttr) and given.data:
+        return given.data
     return arg.name_hint or f"arg{arg.index}"
 
 
@@ -151,6 +170,7 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
     names are fine."""
     out: list[tuple[BlockArgument, str, BlockArgument | None]] = []
     named = set(named_args(func))
+    names = tensor_names(func)
     seen: dict[str, BlockArgument] = {}
     entry = func.body.blocks.first if func.body.blocks else None
     for arg in entry.args if entry is not None else ():
@@ -163,7 +183,7 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
             continue
         if arg not in named:
             continue
-        name = tensor_name(arg)
+        name = names[arg.index]
         first = seen.setdefault(name, arg)
         if first is not arg:
             how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""
@@ -186,11 +206,12 @@ def write_names(root: Operation) -> None:
         entry = func.body.blocks.first
         assert entry is not None
         old = list(func.arg_attrs.data) if func.arg_attrs is not None else [DictionaryAttr({})] * len(entry.args)
+        names = tensor_names(func)
         new = []
         for arg, attrs in zip(entry.args, old):
             data = dict(attrs.data) if isinstance(attrs, DictionaryAttr) else {}
             if arg in named:
-                data[NAME_ATTR] = StringAttr(tensor_name(arg))
+                data[NAME_ATTR] = StringAttr(names[arg.index])
             new.append(DictionaryAttr(dict(sorted(data.items()))))
         func.arg_attrs = ArrayAttr(new)
 
@@ -201,20 +222,23 @@ def arg_attribute(func: FuncOp, arg: BlockArgument, name: str) -> Attribute | No
     return attrs.data.get(name) if isinstance(attrs, DictionaryAttr) else None
 
 
-def scratch_names(func: FuncOp) -> dict[Operation, str]:
+def scratch_names(func: FuncOp, arg_names: list[str] | None = None) -> dict[Operation, str]:
     """The MANIFEST name of each ``rngd.scratch`` directly in ``func``'s entry
     block, in program order: ``scratch<k>`` with ``k`` counting from 0,
-    skipping a name that an argument of ``func`` already has (``%scratch0``)."""
+    skipping a name that an argument of ``func`` already has (``%scratch0``).
+    ``arg_names``: :func:`tensor_names` of ``func`` when the caller has them."""
     if not func.body.blocks:
         return {}
     entry = func.body.blocks.first
     assert entry is not None
-    taken = {tensor_name(a) for a in entry.args}
+    taken: set[str] | None = None
     out: dict[Operation, str] = {}
     k = 0
     for op in entry.ops:
         if op.name != SCRATCH_OP:
             continue
+        if taken is None:
+            taken = set(tensor_names(func) if arg_names is None else arg_names)
         while f"scratch{k}" in taken:
             k += 1
         out[op] = f"scratch{k}"

@@ -75,7 +75,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass  # noqa: F401
@@ -84,6 +84,7 @@ from xdsl.pattern_rewriter import PatternRewriterListener
 from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
+from fetchc.dialects.shared import i64_attr
 from fetchc.diagnostics import PassError
 from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
 from fetchc.rewriting import FetchcPass, walk
@@ -476,8 +477,8 @@ def _set_addresses(uses: list[_Use], base: int, listener: PatternRewriterListene
     """Set the address property of every op in ``uses`` that has one to
     ``base``, telling ``listener`` of each op that changes."""
     for u in uses:
-        if u.prop is not None and u.op.properties.get(u.prop) != IntegerAttr(base, i64):
-            _set_prop(u.op, u.prop, IntegerAttr(base, i64))
+        if u.prop is not None and u.op.properties.get(u.prop) != i64_attr(base):
+            _set_prop(u.op, u.prop, i64_attr(base))
             if listener is not None:
                 listener.handle_operation_modification(u.op)
 
@@ -498,7 +499,7 @@ def _write_back(
     for i in range(len(func.body.blocks.first.args)):  # type: ignore[union-attr]
         attrs: dict[str, Attribute] = dict(old_attrs[i].data) if i < len(old_attrs) else {}
         if i in tensors:
-            attrs[DM_BASE_ATTR] = IntegerAttr(tensors[i].base, i64)  # type: ignore[arg-type]
+            attrs[DM_BASE_ATTR] = i64_attr(tensors[i].base)  # type: ignore[arg-type]
         new_attrs.append(DictionaryAttr(attrs))
     func.arg_attrs = ArrayAttr(new_attrs)
     if listener is not None:
@@ -506,8 +507,8 @@ def _write_back(
     for t in tensors.values():
         _set_addresses(t.uses, t.base, listener)  # type: ignore[arg-type]
     for sop, base in scratch_bases.items():
-        if sop.properties.get("dm_base") != IntegerAttr(base, i64):
-            sop.properties["dm_base"] = IntegerAttr(base, i64)
+        if sop.properties.get("dm_base") != i64_attr(base):
+            sop.properties["dm_base"] = i64_attr(base)
             if listener is not None:
                 listener.handle_operation_modification(sop)
         _set_addresses(scratches[sop], base, listener)

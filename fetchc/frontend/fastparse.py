@@ -32,14 +32,13 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
-    IntegerAttr,
     LocationAttr,
     ModuleOp,
     StringAttr,
-    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from fetchc.dialects.shared import i32_attr
 from fetchc.frontend.fastparse_formats import Format, check_constraints, get_registry
 from fetchc.frontend.fastparse_lex import _BANG, _CARET, _HASH, AttrLexer, Fallback
 from fetchc.frontend.located_parser import (
@@ -299,7 +298,7 @@ class FastParser(AttrLexer):
         self.expect("->")
         out_t = self.type()
         operand = self.use(name, in_t)
-        props = {"zero_point": IntegerAttr(zp, i32)}
+        props = {"zero_point": i32_attr(zp)}
         return self.reg.zp_sub.create(operands=[operand], result_types=[out_t], properties=props, attributes=attrs)
 
     def table_op(self) -> Operation:

@@ -34,10 +34,10 @@ from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
 from fetchc.rewriting import walk
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_name
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_names
 from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
-from fetchc.target.layout import memref_byte_span, memref_layout
+from fetchc.target.layout import layout_byte_span, memref_byte_span, memref_layout
 
 __all__ = [
     "UNLOWERED",
@@ -66,28 +66,16 @@ def table_record(op: TableOp) -> Table:
 
 def program_record(op: ProgramOp, table_index: int | None) -> Program:
     """The PROGRAMS record of a ``fetch_seq.program`` whose table is TABLES
-    record ``table_index`` (None without a table)."""
-    zp = op.field("zero_point")
-    assert op.in_dtype is not None and op.out_type.elem is not None
+    record ``table_index`` (None without a table): its fields as its
+    verifier read them (:meth:`ProgramOp.fields`)."""
+    f = op.fields()
     return Program(
-        name=op.program_name.data,
-        unit=op.unit.code,
-        in_dtype=op.in_dtype,
-        out_dtype=op.out_type.elem,
-        base=op.base.value.data,
-        packet_size=op.packet_size.value.data,
-        fetch_size=op.fetch_size.value.data,
-        limits=op.limit_values,
-        strides=op.stride_values,
-        stages=op.stages.code,
-        table=table_index,
-        type_conversion=None if op.type_conversion is None else op.type_conversion.code,
-        zero_point0=0 if zp is None else zp,
-        num_zero_points=0 if zp is None else 1,
-        zp_mode=op.zp_mode.code,
-        flit_count=op.flit_count.value.data,
-        words_per_packet=op.words_per_packet.value.data,
-    )
+        name=op.program_name.data, unit=f.unit, in_dtype=f.in_dtype, out_dtype=f.out_dtype, base=f.base,
+        packet_size=f.packet_size, fetch_size=f.fetch_size, limits=f.limits, strides=f.strides, stages=f.stages,
+        table=table_index, type_conversion=f.type_conversion, zero_point0=f.zero_point0,
+        num_zero_points=f.num_zero_points, zp_mode=f.zp_mode, flit_count=f.flit_count,
+        words_per_packet=f.words_per_packet,
+    )  # fmt: skip
 
 
 _LOWERED_BY = (("fetch.convert", "fetch-legalize-convert"), ("fetch.dequant", "fetch-split-scaling"))
@@ -189,6 +177,7 @@ def _kernel_of(op: ProgramOp) -> FuncOp:
 
 def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     args = f.body.block.args
+    names = tensor_names(f)
     committed = {op.dest for op in walk(f) if isinstance(op, CommitOp)}
     read = {op.source for _, op in programs}
     tensor_of: dict[SSAValue, int] = {}
@@ -197,10 +186,10 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     for arg in args:
         if isinstance(arg.type, MemRefType):
             tensor_of[arg] = len(tensors)
-            tensors.append(_tensor(f, arg, arg in read, arg in committed))
+            tensors.append(_tensor(f, arg, names[arg.index], arg in read, arg in committed))
         elif isinstance(arg.type, Float32Type):
-            scalars.append(Scalar(arg.index, tensor_name(arg), F32))
-    for sop, name in scratch_names(f).items():
+            scalars.append(Scalar(arg.index, names[arg.index], F32))
+    for sop, name in scratch_names(f, names).items():
         assert isinstance(sop, ScratchOp)
         tensor_of[sop.result] = len(tensors)
         tensors.append(_scratch(sop, name, sop.result in read, sop.result in committed))
@@ -218,7 +207,7 @@ def _kernel(f: FuncOp, programs: list[tuple[int, ProgramOp]]) -> Kernel:
     return Kernel(f.sym_name.data, tuple(tensors), tuple(scalars), tuple(entries), kernel_slices(f))
 
 
-def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tensor:
+def _tensor(f: FuncOp, arg: BlockArgument, name: str, read: bool, committed: bool) -> Tensor:
     mt = arg.type
     assert isinstance(mt, MemRefType)
     t = element_type(mt.element_type)
@@ -228,13 +217,13 @@ def _tensor(f: FuncOp, arg: BlockArgument, read: bool, committed: bool) -> Tenso
         )
     try:
         strides, offset = memref_layout(mt)
-        lo, end = memref_byte_span(mt)
     except ValueError as e:
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {e}")) from None
+    shape = tuple(mt.get_shape())
+    lo, end = layout_byte_span(shape, strides, offset, t.bits)  # memref_byte_span of a fetchable type
     return Tensor(
-        arg=arg.index, name=tensor_name(arg), dtype=t, shape=tuple(mt.get_shape()), strides=tuple(strides),
-        offset=offset, dm_base=_dm_base(f, arg), bytes=end - lo, read=read, committed=committed,
-        slice_dim=slice_dim(f, arg),
+        arg=arg.index, name=name, dtype=t, shape=shape, strides=tuple(strides), offset=offset,
+        dm_base=_dm_base(f, arg), bytes=end - lo, read=read, committed=committed, slice_dim=slice_dim(f, arg),
     )  # fmt: skip
 
 

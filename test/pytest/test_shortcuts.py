@@ -79,3 +79,67 @@ def test_the_ops_a_pass_erases_are_freed_without_the_collector():
         assert result.ok
         assert not gc.isenabled()
         assert fetches and all(ref() is None for ref in fetches)
+
+
+def _lowered(text: str):
+    ctx = make_context()
+    module = parse_module(ctx, text, "x.mlir")
+    assert run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE))).ok
+    return module
+
+
+@pytest.mark.parametrize("value", [0, 1, -5, 64, 1 << 19, (1 << 63) - 1])
+def test_interned_attributes_equal_the_constructed_ones(value):
+    from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i32, i64
+
+    from fetchc.dialects.shared import i32_attr, i64_array, i64_attr
+
+    assert i64_attr(value) == IntegerAttr(value, i64) and i64_attr(value) is i64_attr(value)
+    assert i64_array([value, 3]) == DenseArrayBase.from_list(i64, [value, 3])
+    assert i64_array((value, 3)) is i64_array([value, 3])
+    if -(1 << 31) <= value < 1 << 31:
+        assert i32_attr(value) == IntegerAttr(value, i32)
+    else:
+        with pytest.raises(Exception) as interned:
+            i32_attr(value)
+        with pytest.raises(Exception) as built:
+            IntegerAttr(value, i32)
+        assert str(interned.value) == str(built.value)
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_program_fields_are_read_from_the_properties(name, text):
+    """ProgramOp.fields() (memoised, shared by the verifier and the emitter)
+    equals a fresh read of the properties, and follows a changed property."""
+    from fetchc.dialects.fetch_seq import ProgramOp
+    from fetchc.dialects.shared import i64_attr
+
+    programs = [op for op in walk(_lowered(text)) if isinstance(op, ProgramOp)]
+    assert programs
+    for op in programs:
+        assert op.fields() == op._read_fields()
+        assert op.fields() is op.fields()
+    op = programs[0]
+    op.properties["base"] = i64_attr(op.fields().base + 64)
+    assert op.fields().base == op._read_fields().base == op.properties["base"].value.data
+
+
+def test_the_sequencer_memo_follows_a_changed_base():
+    from fetchc.dialects.fetch import FetchOp
+    from fetchc.dialects.shared import i64_attr
+
+    ctx = make_context()
+    module = parse_module(ctx, distinct_module(8, seed=7)[0], "x.mlir")
+    fetch = next(op for op in walk(module) if isinstance(op, FetchOp))
+    before = fetch.sequencer_config()
+    fetch.properties["base"] = i64_attr(fetch.base_value + 4096)
+    assert fetch.sequencer_config().base == before.base + 4096
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_tensor_names_of_a_function_are_each_arguments(name, text):
+    from fetchc.kernel import kernels, tensor_name, tensor_names
+
+    module = _lowered(text)
+    for func in kernels(module):
+        assert tensor_names(func) == [tensor_name(a) for a in func.body.block.args]

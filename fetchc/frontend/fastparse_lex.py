@@ -74,6 +74,8 @@ class Fallback(Exception):
 _S = r"(?:[ \t\n\r\f\v]+|//[^\n\r]*)*"
 # xDSL's whitespace-and-comments pattern as fetchc patches it (xdsl_compat).
 _WS = re.compile(_S, re.ASCII)
+_WS_FIRST = frozenset(" \t\n\r\f\v/")
+"""The characters _WS can start with (the empty string, the end, is not one)."""
 _BARE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_$.]*")
 _SUFFIX = r"(?:[0-9]+|[a-zA-Z$._-][a-zA-Z0-9$._-]*)"
 _PERCENT = re.compile("%" + _SUFFIX)
@@ -192,7 +194,10 @@ class AttrLexer:
 
     def skip(self) -> int:
         """Skip whitespace and comments; return the position of the next token."""
-        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        pos = self.pos
+        if self.text[pos : pos + 1] not in _WS_FIRST:  # at a token already (most calls)
+            return pos
+        self.pos = _WS.match(self.text, pos).end()  # type: ignore[union-attr]
         return self.pos
 
     def peek(self) -> str:

@@ -134,7 +134,7 @@ def is_kernel(func: FuncOp) -> bool:
             return True
         for region in op.regions:
             for block in region.blocks:
-                stack.extend(block.ops)
+                stack.extend(iter(block.ops))  # iter(): no len(), which walks the block
     return False
 
 

@@ -41,12 +41,11 @@ def walk(root: Operation) -> Iterator[Operation]:
     while stack:
         op = stack.pop()
         yield op
-        if op.regions:
-            children: list[Operation] = []
-            for region in op.regions:
-                for block in region.blocks:
-                    children.extend(block.ops)
-            stack.extend(reversed(children))
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                # reversed(): an iterator without len(), which would walk the
+                # block once more (xDSL's BlockOps.__len__ counts its ops)
+                stack.extend(reversed(block.ops))
 
 
 def apply_pattern(

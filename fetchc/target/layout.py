@@ -11,6 +11,7 @@ Spec: ir.md §1 (identity or ``strided<>`` layouts), §2 (linear maps: no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # xDSL is imported where it is used: the byte spans need none (the seq.bin reader)
@@ -35,23 +36,24 @@ class NonLinearMap(ValueError):
     """A map that is not linear in its dims (the message says why)."""
 
 
-def _linear(expr: AffineExpr, ndims: int) -> tuple[list[int], int]:
-    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
-
-    if isinstance(expr, AffineDimExpr):
+def _linear(expr: AffineExpr, ndims: int, affine: ModuleType) -> tuple[list[int], int]:
+    """``(coefficients, constant)`` of one result; ``affine``: the module
+    ``xdsl.ir.affine`` (imported once per map by the caller)."""
+    if isinstance(expr, affine.AffineDimExpr):
         c = [0] * ndims
         c[expr.position] = 1
         return c, 0
-    if isinstance(expr, AffineConstantExpr):
+    if isinstance(expr, affine.AffineConstantExpr):
         return [0] * ndims, expr.value
-    if isinstance(expr, AffineBinaryOpExpr):
+    if isinstance(expr, affine.AffineBinaryOpExpr):
+        AffineBinaryOpKind = affine.AffineBinaryOpKind
         if expr.kind == AffineBinaryOpKind.Add:
-            a, ka = _linear(expr.lhs, ndims)
-            b, kb = _linear(expr.rhs, ndims)
+            a, ka = _linear(expr.lhs, ndims, affine)
+            b, kb = _linear(expr.rhs, ndims, affine)
             return [x + y for x, y in zip(a, b)], ka + kb
         if expr.kind == AffineBinaryOpKind.Mul:
-            a, ka = _linear(expr.lhs, ndims)
-            b, kb = _linear(expr.rhs, ndims)
+            a, ka = _linear(expr.lhs, ndims, affine)
+            b, kb = _linear(expr.rhs, ndims, affine)
             if any(a) and any(b):
                 raise NonLinearMap("a product of two dimensions is not linear")
             if any(b):
@@ -67,11 +69,13 @@ def linear_coefficients(amap: AffineMap) -> tuple[list[list[int]], list[int]]:
     """``(coeffs, consts)`` of a linear affine map: ``coeffs[r][d]`` is the
     coefficient of dim ``d`` in result ``r``.  Raises :class:`NonLinearMap`
     for ``mod``/``floordiv``/``ceildiv``, products of dims, or symbols."""
+    from xdsl.ir import affine
+
     if amap.num_symbols:
         raise NonLinearMap("symbols are not supported")
     coeffs, consts = [], []
     for e in amap.results:
-        c, k = _linear(e, amap.num_dims)
+        c, k = _linear(e, amap.num_dims, affine)
         coeffs.append(c)
         consts.append(k)
     return coeffs, consts
@@ -98,17 +102,24 @@ def memref_layout(mt: MemRefType) -> tuple[list[int], int]:
     """``(strides, offset)`` in elements of a memref with an identity or
     ``strided<>`` layout.  Raises ``ValueError`` for dynamic shapes, dynamic
     strides/offsets or other layouts."""
-    from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
-    from xdsl.ir.affine import AffineMap
+    from xdsl.dialects import builtin
 
     shape = list(static_shape(mt))
     layout = mt.layout
-    if isinstance(layout, NoneAttr):
+    if isinstance(layout, builtin.NoneAttr):
         strides, acc = [], 1
         for d in reversed(shape):
             strides.append(acc)
             acc *= d
         return list(reversed(strides)), 0
+    return _other_layout(mt, shape, layout)
+
+
+def _other_layout(mt: MemRefType, shape: list[int], layout: Attribute) -> tuple[list[int], int]:
+    """:func:`memref_layout` of a ``strided<>`` or affine-map layout."""
+    from xdsl.dialects.builtin import AffineMapAttr, MemRefType, StridedLayoutAttr
+    from xdsl.ir.affine import AffineMap
+
     if isinstance(layout, StridedLayoutAttr):
         strides = layout.get_strides()
         offset = layout.get_offset()

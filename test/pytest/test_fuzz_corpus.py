@@ -19,7 +19,8 @@ Every entry, whatever its outcome, must also meet the general robustness
 oracle of ``tools/fuzz.py``: exit 0 or 1, no traceback or ``internal
 error``, an ``error:`` line on failure, a failing run leaves an existing
 output file untouched and leaves no temporary file, and a successful compile
-writes a ``seq.bin`` that ``fetchc.seqbin.read`` accepts.
+writes a ``seq.bin`` that ``fetchc.seqbin.read`` accepts, and nothing on stderr
+(or in ``dis``'s text) is a character a terminal would act on.
 
 ``compile`` and ``dis`` run in-process through :func:`fetchc.cli.main` (with
 an alarm as hang guard); ``sim`` runs in a subprocess under ``RLIMIT_AS``.
@@ -152,12 +153,19 @@ def test_corpus_entry(key: str, tmp_path: Path, request):
     assert "internal error" not in clean, err
     for bad in e.get("stderr_excludes", []):
         assert bad not in clean, err
+    # Nothing a terminal would act on (issue 17 item 8): stderr, and dis's text.
+    texts = [err] + ([(tmp_path / "out.bin").read_bytes().decode("utf-8", "replace")] if tool == "dis" and rc == 0 else [])
+    for text in texts:
+        unsafe = sorted({f"U+{ord(c):04X}" for c in text if not c.isprintable() and c != "\n"})
+        assert not unsafe, f"unescaped {unsafe}:\n{text}"
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".") or p.suffix == ".tmp")
     assert not leftovers, f"temporary files left behind: {leftovers}"
     out = (tmp_path / "out.bin").read_bytes()
     if rc == 1:
         assert re.search(r"(?m)(^|: )error: ", err), f"exit 1 without an error: line:\n{err}"
         assert out == SENTINEL, "a failing run changed the existing output file"
+    elif tool == "compile" and "--verify-diagnostics" in args:
+        assert out == SENTINEL, "--verify-diagnostics wrote an output file"
     elif tool == "compile" and "--emit=mlir" not in args and "--emit=seq" not in args:
         read(out)  # the seq.bin reads back
 

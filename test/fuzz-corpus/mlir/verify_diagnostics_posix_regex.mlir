@@ -1,0 +1,7 @@
+func.func @k(%a: memref<4x16xf8E4M3FN>, %o: memref<4x16xbf16>) {
+  %s = fetch.fetch %a : memref<4x16xf8E4M3FN> -> !fetch.stream<main, [4], [16], f8E4M3FN>
+  // expected-error-re @+1 {{{{[[:alpha:]]+}} has no f8E4M3FN -> bf16 cast{{(.*)*(.*)*(.*)*(.*)*(.*)*(.*)*$}}}}
+  %c = fetch.cast %s : !fetch.stream<main, [4], [16], f8E4M3FN> -> !fetch.stream<main, [4], [16], bf16>
+  rngd.commit %c, %o : !fetch.stream<main, [4], [16], bf16>, memref<4x16xbf16>
+  func.return
+}

@@ -59,13 +59,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO, Union
+from typing import BinaryIO
 
 __all__ = [
+    "STALE_AFTER_SECONDS",
     "Data",
     "Identity",
     "OutputRefused",
-    "STALE_AFTER_SECONDS",
     "check_output",
     "input_identity",
     "output_target",
@@ -77,7 +77,7 @@ __all__ = [
     "write_output",
 ]
 
-Data = Union[bytes, Callable[[BinaryIO], None]]
+Data = bytes | Callable[[BinaryIO], None]
 """What :func:`write_output` writes: ``bytes``, or a callback that writes to
 the binary file object it is given (only ``write`` and ``flush`` may be
 relied on; it is not seekable)."""

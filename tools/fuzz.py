@@ -43,7 +43,7 @@ Targets (``--target``):
     pipes and FIFOs for ``fetchc``, ``dis`` and ``sim``, stale temporary
     files of dead processes, program names that are not identifiers
     (``file``, ``allow_pickle``, ``a/b``...), address-space limits
-    (``RLIMIT_AS`` 12-600 MiB: one error line or a result) and
+    (``RLIMIT_AS`` 16-600 MiB: one error line or a result) and
     ``FETCHC_SIM_MAX_BYTES`` against the total output; and issue 17's
     classes: ``-o`` naming an input under another spelling (``out-input``),
     binary output to a pseudo-terminal (``tty``), SIGINT/SIGTERM/SIGHUP at a
@@ -2255,14 +2255,23 @@ class Fuzzer:
                 resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
 
         t0 = time.monotonic()
+        env = dict(os.environ if env is None else env, PYTHONFAULTHANDLER="1")
+        p = subprocess.Popen([sys.executable, "-m", "fetchc.cli", *argv], cwd=cwd, stdout=stdout, stderr=stderr,
+                             env=env, preexec_fn=pre, stdin=subprocess.DEVNULL)
         try:
-            p = subprocess.run([sys.executable, "-m", "fetchc.cli", *argv], cwd=cwd, stdout=stdout, stderr=stderr,
-                               env=env, preexec_fn=pre, timeout=self.args.timeout, stdin=subprocess.DEVNULL)
+            out, err_b = p.communicate(timeout=self.args.timeout)
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            try:
+                _, err_b = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err_b = p.communicate()
+            stacks = err_b.decode("utf-8", "replace")[-3000:] if isinstance(err_b, bytes) else ""
             return {"rc": None, "stdout": b"", "stderr": "", "files": {}, "listing": [], "changed": [],
-                    "elapsed": self.args.timeout, "escaped": "hang (subprocess timeout)"}
-        out = p.stdout if isinstance(p.stdout, bytes) else b""
-        err = p.stderr.decode("utf-8", "replace") if isinstance(p.stderr, bytes) else ""
+                    "elapsed": self.args.timeout, "escaped": "hang (subprocess timeout)\n" + stacks}
+        out = out if isinstance(out, bytes) else b""
+        err = err_b.decode("utf-8", "replace") if isinstance(err_b, bytes) else ""
         return {"rc": p.returncode, "stdout": out, "stderr": err, "files": {}, "listing": [], "changed": [],
                 "elapsed": time.monotonic() - t0, "escaped": None}
 
@@ -2527,7 +2536,8 @@ class Fuzzer:
 
     def _cli_memory(self, stats: Stats, d: str, setup: dict) -> None:
         rng = self.rng
-        mem = rng.choice([12, 16, 20, 24, 28, 32, 34, 35, 36, 37, 40, 48, 64, 100, 128, 150, 200, 250, 280, 300, 350,
+        # From 16 MiB: below it the interpreter itself cannot start (its site module), before any of fetchc.
+        mem = rng.choice([16, 18, 20, 24, 28, 32, 34, 35, 36, 37, 40, 48, 64, 100, 128, 150, 200, 250, 280, 300, 350,
                           400, 500, 600])
         tool, argv = self._cli_command(setup, "out.bin")
         env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}

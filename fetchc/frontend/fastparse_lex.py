@@ -62,6 +62,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import AttrParser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from fetchc.dialects.shared import i64_attr
 from fetchc.frontend.locations import LineIndex
 
 __all__ = ["AttrLexer", "Fallback"]
@@ -110,6 +111,11 @@ _DELEGATED_ATTRS = ("affine_map", "strided", "array")
 # _balanced_end would end it; the sub-parse checks the spelling is whole.
 _AFFINE_MAP = re.compile(r"affine_map<(?:[^<>\"{}/-]|-(?!>)|->)*>")
 _CLOSE = {"<": ">", "(": ")", "[": "]", "{": "}"}
+_MEMO_SPAN = 256
+"""Longest spelling :meth:`AttrLexer._memo_hit` looks up (a longer one
+takes the ordinary path), so a lookup never copies more than this."""
+# `N : i64` on one line (a decimal integer, then the type word whole).
+_INT_I64 = re.compile(r"(-?[0-9]{1,60})[ ]*:[ ]*i64(?![a-zA-Z0-9_$.])", re.ASCII)
 
 
 def _unverified_ok(cls: type) -> bool:
@@ -297,6 +303,10 @@ class AttrLexer:
         """Parse a type (xDSL's ``parse_type``)."""
         pos = self.skip()
         c = self.text[pos : pos + 1]
+        if c == "!" or c == "m":
+            hit = self._memo_hit(pos)
+            if hit is not None:
+                return hit
         if c == "!":
             return self._bang_type(pos)
         if c == "(":
@@ -312,6 +322,17 @@ class AttrLexer:
             raise Fallback(f"type {word}")
         self.pos = name.end()
         return found
+
+    def _memo_hit(self, pos: int) -> Attribute | None:
+        """The memoised type spelled from ``pos`` to the first ``>``, if any
+        (then consumed).  Sound because a memo key is a whole spelling: one
+        without a nested ``<`` ends at its first ``>``, and one with a
+        nested ``<`` never equals text ending at its first ``>``."""
+        end = self.text.find(">", pos, pos + _MEMO_SPAN)
+        hit = self.memo.get(self.text[pos : end + 1]) if end > pos else None
+        if hit is not None:
+            self.pos = end + 1
+        return hit
 
     def _scalar(self, word: str) -> Attribute | None:
         found = self.floats.get(word)
@@ -554,6 +575,10 @@ class AttrLexer:
         xDSL's ``parse_optional_builtin_int_or_float_attr`` builds it; a
         function table's ``scale = 0.0625 : f32``).  A hexadecimal literal of
         a float type falls back."""
+        fast = _INT_I64.match(self.text, self.skip())
+        if fast is not None:  # `N : i64`, the common case: the same value as below, built once per value
+            self.pos = fast.end()
+            return i64_attr(int(fast.group(1)))
         value: int | float | None = self._float_literal()
         hexadecimal = False
         if value is None:

@@ -143,3 +143,24 @@ def test_tensor_names_of_a_function_are_each_arguments(name, text):
     module = _lowered(text)
     for func in kernels(module):
         assert tensor_names(func) == [tensor_name(a) for a in func.body.block.args]
+
+
+def test_the_fast_parsers_spelling_memo_and_integer_path_build_what_xdsl_builds():
+    """Types looked up by their spelling up to the first '>' (a nested
+    layout, an alias, a prefix of another spelling) and `N : i64`
+    properties, parsed both ways."""
+    from parse_oracle import compare
+
+    text = (
+        "!s = !fetch.stream<main, [4, 2], [32], i8>\n"
+        "func.func @k(%x: memref<4x64xi8>, %y: memref<4x64xi8, strided<[64, 1]>>, %o: memref<4x64xi8>,\n"
+        "             %p: memref<4x64xi8, strided<[64, 1], offset: 0>>) {\n"
+        "  %a = fetch.fetch %x {base = 64 : i64, map = affine_map<(a, t, e) -> (a, t * 32 + e)>}"
+        " : memref<4x64xi8> -> !fetch.stream<main, [4, 2], [32], i8>\n"
+        "  rngd.commit %a, %o : !s, memref<4x64xi8>\n"
+        "  %b = fetch.fetch %y {base = -0 : i64, map = affine_map<(a, t, e) -> (a, t * 32 + e)>}"
+        " : memref<4x64xi8, strided<[64, 1]>> -> !s\n"
+        "  rngd.commit %b, %p : !fetch.stream<main, [4, 2], [32], i8>, memref<4x64xi8, strided<[64, 1], offset: 0>>\n"
+        "  func.return\n}\n"
+    )
+    assert compare(make_context(), text) == "same"

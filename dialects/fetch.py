@@ -22,7 +22,6 @@ Spec: ir.md §1-3, hardware.md §2-3.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects import builtin
@@ -53,10 +52,10 @@ from fetchc.dialects.fetch_chain import (
     check_stream_operands,
     run_checks,
 )
-from fetchc.dialects.shared import i32_attr, i64_attr, memo_on
+from fetchc.dialects.shared import IdentityCache, i32_attr, i64_attr, memo_on, memref_layout_of
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.diagnostics import OpError
-from fetchc.target.layout import NonLinearMap, linear_coefficients, memref_layout, shape_text, static_shape
+from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
 
 __all__ = [
     "StreamType",
@@ -105,11 +104,11 @@ def _sequencer_inputs(
     if len(amap.results) != rank:
         raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
     try:
-        coeffs, consts = linear_coefficients(amap)
+        coeffs, consts = _LINEAR.get((amap,), (), lambda: _frozen_coefficients(amap))
     except NonLinearMap as e:
         raise OpError(f"'map' must be linear (no mod, floordiv, ceildiv): {e}") from None
     try:
-        strides, offset = memref_layout(mt)
+        strides, offset = memref_layout_of(mt)
     except ValueError as e:
         raise OpError(str(e)) from None
     elem = target.element_type(mt.element_type)
@@ -130,7 +129,15 @@ def _sequencer_inputs(
     )
 
 
-@lru_cache(maxsize=4096)
+_LINEAR = IdentityCache(1024)  # affine map -> its coefficients
+_DERIVED = IdentityCache(4096)  # a fetch's types, map and properties -> its configuration
+
+
+def _frozen_coefficients(amap: AffineMap) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    coeffs, consts = linear_coefficients(amap)
+    return tuple(map(tuple, coeffs)), tuple(consts)
+
+
 def _derive(
     mt: MemRefType,
     st: StreamType,
@@ -139,17 +146,22 @@ def _derive(
     read_size: int | None,
     cast_out: target.ElementType | None,
 ):
-    """:func:`~fetchc.target.sequencer.derive` for one fetch, memoised: the
-    configuration, or the :class:`OpError` that states why there is none
-    (returned, not raised, so that it is cached too)."""
+    """:func:`~fetchc.target.sequencer.derive` for one fetch, memoised on its
+    types, map, properties and cast (:class:`IdentityCache`: identical
+    fetches derive once): the configuration, or the :class:`OpError` that
+    states why there is none (returned, not raised, so that it is cached
+    too)."""
     from fetchc.target.sequencer import SequencerError, derive
 
-    try:
-        return derive(cast_out=cast_out, **_sequencer_inputs(mt, st, map_attr, base, read_size))
-    except SequencerError as e:
-        return OpError(str(e))
-    except OpError as e:
-        return e
+    def compute():
+        try:
+            return derive(cast_out=cast_out, **_sequencer_inputs(mt, st, map_attr, base, read_size))
+        except SequencerError as e:
+            return OpError(str(e))
+        except OpError as e:
+            return e
+
+    return _DERIVED.get((mt, st, map_attr, cast_out), (base, read_size), compute)
 
 
 @irdl_op_definition

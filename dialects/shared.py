@@ -7,6 +7,8 @@ and per-op memos.
   ``IntegerAttr`` costs about 6 µs, a ``DenseArrayBase`` 7 µs); register
   blocks, placements and parsed properties repeat a small set of values.
   The caches are bounded (LRU), so memory stays bounded in a long process.
+* **Identity caches** (:class:`IdentityCache`): values derived from
+  immutable objects, looked up by the objects' identity (no hashing).
 * **Per-op memos** (:func:`memo_on`): a value derived from an op's
   attributes and types, kept on the op while those are the same objects.
   Since attributes are immutable, the same objects give the same value; a
@@ -23,10 +25,12 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TypeVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, i32, i64
 from xdsl.ir import Attribute, Operation
 
-__all__ = ["i32_attr", "i64_array", "i64_attr", "memo_on"]
+from fetchc.target.layout import memref_layout
+
+__all__ = ["IdentityCache", "i32_attr", "i64_array", "i64_attr", "memo_on", "memref_layout_of"]
 
 T = TypeVar("T")
 
@@ -55,6 +59,34 @@ def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)
 
 
+class IdentityCache:
+    """A bounded cache of values computed from immutable objects (attributes,
+    types, element types), keyed by those objects' identity plus plain
+    values: no hashing of xDSL attributes (a ``MemRefType`` hashes its
+    parameters recursively, about 3 µs), and the parser shares one object per
+    spelling, so equal spellings hit.  An entry keeps its objects alive, so
+    their identities cannot be reused while it is cached.  The oldest entry
+    goes first when ``maxsize`` is reached."""
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._entries: dict[tuple, tuple[tuple, object]] = {}
+
+    def get(self, objects: tuple[object, ...], values: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """``compute()`` for these ``objects`` (by identity) and ``values``
+        (by equality), computed once while cached.  An exception from
+        ``compute`` is not cached."""
+        key = (*map(id, objects), *values)
+        entry = self._entries.get(key)
+        if entry is not None and all(a is b for a, b in zip(entry[0], objects)):
+            return entry[1]  # type: ignore[return-value]
+        value = compute()
+        if len(self._entries) >= self.maxsize:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = (objects, value)
+        return value
+
+
 def memo_on(op: Operation, slot: str, key: tuple[Attribute | object, ...], compute: Callable[[], T]) -> T:
     """``compute()``, remembered on ``op`` (in its ``__dict__`` under
     ``slot``) while every element of ``key`` (the attributes, types and
@@ -66,3 +98,18 @@ def memo_on(op: Operation, slot: str, key: tuple[Attribute | object, ...], compu
     value = compute()
     op.__dict__[slot] = (key, value)
     return value
+
+
+_LAYOUTS = IdentityCache(4096)
+
+
+def memref_layout_of(mt: MemRefType) -> tuple[tuple[int, ...], int]:
+    """:func:`fetchc.target.layout.memref_layout` of ``mt`` (strides as a
+    tuple), computed once per type object while cached.  Raises its
+    ``ValueError``."""
+
+    def compute() -> tuple[tuple[int, ...], int]:
+        strides, offset = memref_layout(mt)
+        return tuple(strides), offset
+
+    return _LAYOUTS.get((mt,), (), compute)

@@ -28,6 +28,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
+from fetchc.dialects.shared import memref_layout_of
 from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.frontend.locations import loc_text, op_error
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
@@ -216,7 +217,7 @@ def _tensor(f: FuncOp, arg: BlockArgument, name: str, read: bool, committed: boo
             op_error(f, f"argument {_spelled(arg)} is a memref of {mt.element_type}, which has no DM layout")
         )
     try:
-        strides, offset = memref_layout(mt)
+        strides, offset = memref_layout_of(mt)
     except ValueError as e:
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {e}")) from None
     shape = tuple(mt.get_shape())

@@ -164,3 +164,44 @@ def test_the_fast_parsers_spelling_memo_and_integer_path_build_what_xdsl_builds(
         "  func.return\n}\n"
     )
     assert compare(make_context(), text) == "same"
+
+
+def test_identity_cache_keys_on_identity_and_values_and_stays_bounded():
+    from xdsl.dialects.builtin import MemRefType, f32
+
+    from fetchc.dialects.shared import IdentityCache, memref_layout_of
+    from fetchc.target.layout import memref_layout
+
+    cache, calls = IdentityCache(2), []
+    a, b = MemRefType(f32, [4, 8]), MemRefType(f32, [4, 8])  # equal, not identical
+
+    def compute(tag):
+        calls.append(tag)
+        return tag
+
+    assert cache.get((a,), (1,), lambda: compute("a1")) == "a1"
+    assert cache.get((a,), (1,), lambda: compute("again")) == "a1"
+    assert cache.get((b,), (1,), lambda: compute("b1")) == "b1"  # another object: its own entry
+    assert cache.get((a,), (2,), lambda: compute("a2")) == "a2"  # another value
+    assert len(cache._entries) == 2 and calls == ["a1", "b1", "a2"]
+    for mt in (a, MemRefType(f32, [3, 5, 7])):
+        strides, offset = memref_layout(mt)
+        assert memref_layout_of(mt) == (tuple(strides), offset)
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_cached_sequencer_configurations_equal_fresh_derivations(name, text):
+    from fetchc.dialects.fetch import FetchOp, _sequencer_inputs
+    from fetchc.dialects.fetch_chain import FetchChain
+    from fetchc.target.layout import linear_coefficients, memref_layout
+    from fetchc.target.sequencer import derive
+
+    module = parse_module(make_context(), text, "x.mlir")
+    for op in walk(module):
+        if isinstance(op, FetchOp):
+            cast = FetchChain.of(op).cast_output()
+            inputs = _sequencer_inputs(op.memref, op.stream, op.map, op._base_or_none(), op._read_size())
+            coeffs, consts = linear_coefficients(op.affine_map())
+            strides, offset = memref_layout(op.memref)
+            fresh = dict(inputs, map_coeffs=coeffs, map_consts=consts, memref_strides=strides, memref_offset=offset)
+            assert op.sequencer_config() == derive(cast_out=cast, **fresh)

@@ -48,8 +48,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from xdsl.ir import Block, Operation, SSAValues
+from xdsl.ir import Block, ErasedSSAValue, Operation, SSAValues
 from xdsl.parser import Parser
+from xdsl.traits import IsTerminator, NoTerminator
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fetchc.frontend.structural import structural_check
@@ -144,34 +146,56 @@ def irdl_parts(cls: type) -> tuple[Any, Any] | None:
     return cells["op_def"], cells.get("custom_verify")
 
 
-def _fast_verify(op: Operation) -> Callable[[], None] | None:
-    """What ``op.verify_()`` must still do once :mod:`fetchc.frontend.structural`
-    has accepted the op's IRDL structure: its traits, then its custom
-    verifier.  ``None`` (run xDSL's generic ``verify_``) for ops outside
-    fetchc's dialects, ops whose class the predicate does not cover, and
-    ops it does not accept (xDSL then raises its own message)."""
-    cls = type(op)
-    if not cls.__module__.startswith("fetchc.dialects."):
-        return None
-    parts = _IRDL_PARTS.get(cls)
-    if parts is None:
-        parts = _IRDL_PARTS[cls] = irdl_parts(cls) or (None, None)
-    op_def, custom = parts
-    check = None if op_def is None else structural_check(op_def, cls)
-    if check is None or not check(op):
-        return None
-    traits = tuple(op_def.traits)
+class _Plan:
+    """How to verify one of fetchc's op classes without xDSL's generic IRDL
+    walk: the structural predicate, the traits, the custom verifier."""
 
-    def rest() -> None:
-        for trait in traits:
-            trait.verify(op)
-        if custom is not None:
-            custom(op)
-
-    return rest
+    def __init__(self, check: Callable[[Operation], bool], traits: tuple[Any, ...], custom: Any):
+        self.check, self.traits, self.custom = check, traits, custom
 
 
-_IRDL_PARTS: dict[type, tuple[Any, Any]] = {}
+def _plan(cls: type) -> _Plan | None:
+    """The :class:`_Plan` of ``cls`` (memoised per class), or ``None`` (run
+    xDSL's ``verify``) for ops outside fetchc's dialects and classes the
+    predicate of :mod:`fetchc.frontend.structural` does not cover."""
+    if cls in _PLANS:
+        return _PLANS[cls]
+    plan = None
+    parts = irdl_parts(cls) if cls.__module__.startswith("fetchc.dialects.") else None
+    if parts is not None:
+        op_def, custom = parts
+        check = structural_check(op_def, cls)
+        if check is not None:
+            plan = _Plan(check, tuple(op_def.traits), custom)
+    _PLANS[cls] = plan
+    return plan
+
+
+_PLANS: dict[type, _Plan | None] = {}
+
+
+def _verify_placement(op: Operation) -> None:
+    """What xDSL 0.75's ``Operation.verify`` checks of an op without
+    successors or regions before its ``verify_``, with its messages: no
+    erased operand, and an op that ends a block of a region is a terminator
+    (unless the region's op has ``NoTerminator``)."""
+    for operand in op.operands:
+        if isinstance(operand, ErasedSSAValue):
+            raise ValueError("Erased SSA value is used by the operation")
+    block = op.parent
+    region = None if block is None else block.parent
+    if region is None or block.last_op is not op:  # type: ignore[union-attr]
+        return
+    if len(region.blocks) == 1:
+        parent_op = region.parent
+        if parent_op is not None and not parent_op.has_trait(NoTerminator) and not op.has_trait(IsTerminator):
+            raise VerifyException(
+                f"Operation {op.name} terminates block in single-block region but is not a terminator"
+            )
+    elif len(region.blocks) > 1 and not op.has_trait(IsTerminator):
+        raise VerifyException(f"Operation {op.name} terminates block in multi-block region but is not a terminator")
+
+
 
 
 def release_erased(ops: Iterable[Operation]) -> None:
@@ -195,26 +219,30 @@ def verify_op_alone(op: Operation) -> None:
     and fetchc ignores those notes anyway.  So, for the duration of the call,
     the op's ``emit_error`` is shadowed by an instance attribute that just
     re-raises the original exception (ops without ``__dict__`` keep xDSL's).
-    For fetchc's own ops whose IRDL structure the specialised predicate of
-    :mod:`fetchc.frontend.structural` accepts, ``verify_`` is shadowed the
-    same way by the op's traits and custom verifier alone (xDSL's generic
-    ``OpDef.verify`` would re-check what the predicate checked).
+    fetchc's own ops (no successors, no regions) whose IRDL structure the
+    specialised predicate of :mod:`fetchc.frontend.structural` accepts are
+    verified directly: what ``Operation.verify`` checks first
+    (:func:`_verify_placement`), the op's traits, its custom verifier; xDSL's
+    generic ``OpDef.verify`` would re-check what the predicate checked.
     Raises what the verifier raises."""
-    fast = _fast_verify(op)
+    plan = _PLANS[type(op)] if type(op) in _PLANS else _plan(type(op))
+    if plan is not None and not op.successors and not op.regions and plan.check(op):
+        _verify_placement(op)
+        for trait in plan.traits:
+            trait.verify(op)
+        if plan.custom is not None:
+            plan.custom(op)
+        return
     try:
         op.emit_error = _raise_underlying  # type: ignore[method-assign]
         shadowed = True
     except (AttributeError, TypeError):
         shadowed = False
-    if fast is not None and shadowed:
-        op.verify_ = fast  # type: ignore[method-assign]
     try:
         op.verify(verify_nested_ops=False)
     finally:
         if shadowed:
             try:
                 del op.emit_error
-                if fast is not None:
-                    del op.verify_
             except AttributeError:
                 pass

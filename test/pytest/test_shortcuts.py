@@ -205,3 +205,27 @@ def test_cached_sequencer_configurations_equal_fresh_derivations(name, text):
             strides, offset = memref_layout(op.memref)
             fresh = dict(inputs, map_coeffs=coeffs, map_consts=consts, memref_strides=strides, memref_offset=offset)
             assert op.sequencer_config() == derive(cast_out=cast, **fresh)
+
+
+def test_direct_verification_gives_xdsls_terminator_message():
+    """An op of ours that ends a function body: verify_op_alone's direct
+    path (xdsl_compat._verify_placement) raises what xDSL's Operation.verify
+    raises."""
+    from xdsl.utils.exceptions import VerifyException
+
+    from fetchc.frontend.xdsl_compat import verify_op_alone
+
+    text = (
+        "func.func @k(%x: memref<4x64xi8>, %o: memref<4x64xi8>) {\n"
+        "  %a = fetch.fetch %x {base = 64 : i64} : memref<4x64xi8> -> !fetch.stream<main, [4], [64], i8>\n"
+        "  rngd.commit %a, %o : !fetch.stream<main, [4], [64], i8>, memref<4x64xi8>\n}\n"
+    )
+    module = parse_module(make_context(), text, "x.mlir")
+    commit = next(op for op in walk(module) if op.name == "rngd.commit")
+    with pytest.raises(VerifyException) as direct:
+        verify_op_alone(commit)
+    with pytest.raises(Exception) as xdsl:
+        commit.verify(verify_nested_ops=False)
+    assert str(direct.value) == str(xdsl.value).splitlines()[0] == (
+        "Operation rngd.commit terminates block in single-block region but is not a terminator"
+    )

@@ -21,6 +21,7 @@ output file is created or overwritten.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -905,6 +906,10 @@ def entry() -> None:
     :func:`main`, then exit with its status.  A failure while reporting a
     failure (out of memory again) ends with one ``error:`` line."""
     sys.unraisablehook = _unraisable
+    # The process ends with the command: no collection when main's
+    # gc_paused ends (it would traverse everything the command allocated,
+    # 0.23 s after compiling 5000 distinct chains), and none at exit.
+    gc.disable()
     try:
         code = main()
     except BaseException as e:  # noqa: BLE001 - the last line of defence against a traceback

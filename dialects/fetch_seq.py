@@ -307,7 +307,8 @@ class TableOp(IRDLOperation):
 
 
 def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
-    return tuple(int(x) for x in attr.get_values())
+    values = attr.get_values()  # a tuple of ints for an integer element type
+    return values if all(type(x) is int for x in values) else tuple(int(x) for x in values)
 
 
 @irdl_op_definition

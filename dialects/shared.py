@@ -28,9 +28,9 @@ from typing import TypeVar
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, i32, i64
 from xdsl.ir import Attribute, Operation
 
-from fetchc.target.layout import memref_layout
+from fetchc.target.layout import memref_byte_span, memref_layout
 
-__all__ = ["IdentityCache", "i32_attr", "i64_array", "i64_attr", "memo_on", "memref_layout_of"]
+__all__ = ["IdentityCache", "i32_attr", "i64_array", "i64_attr", "memo_on", "memref_byte_span_of", "memref_layout_of"]
 
 T = TypeVar("T")
 
@@ -113,3 +113,12 @@ def memref_layout_of(mt: MemRefType) -> tuple[tuple[int, ...], int]:
         return tuple(strides), offset
 
     return _LAYOUTS.get((mt,), (), compute)
+
+
+_SPANS = IdentityCache(4096)
+
+
+def memref_byte_span_of(mt: MemRefType) -> tuple[int, int]:
+    """:func:`fetchc.target.layout.memref_byte_span` of ``mt``, computed once
+    per type object while cached.  Raises its ``ValueError``."""
+    return _SPANS.get((mt,), (), lambda: memref_byte_span(mt))

@@ -84,7 +84,7 @@ from xdsl.pattern_rewriter import PatternRewriterListener
 from fetchc import target
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.dialects.shared import i64_attr
+from fetchc.dialects.shared import i64_attr, memref_byte_span_of
 from fetchc.diagnostics import PassError
 from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
 from fetchc.rewriting import FetchcPass, walk
@@ -391,7 +391,7 @@ def _arg_tensors(
                 )
             continue
         try:
-            lo, end = memref_byte_span(arg.type)
+            lo, end = memref_byte_span_of(arg.type)
         except ValueError as e:
             raise PassError(func, f"cannot place {_spelled(arg)} ({arg.type}) in DM: {e}") from None
         t = _Tensor(arg, lo, end)
@@ -562,7 +562,7 @@ def place_scratch(
     for sop, uses in scratches.items():
         name = names.get(sop, "scratch")
         try:
-            lo, end = memref_byte_span(sop.memref)
+            lo, end = memref_byte_span_of(sop.memref)
         except ValueError as e:
             raise PassError(sop, f"cannot place scratch buffer {name} ({sop.memref}) in DM: {e}") from None
         base = place_after(free, lo)

@@ -169,8 +169,8 @@ def test_the_fast_parsers_spelling_memo_and_integer_path_build_what_xdsl_builds(
 def test_identity_cache_keys_on_identity_and_values_and_stays_bounded():
     from xdsl.dialects.builtin import MemRefType, f32
 
-    from fetchc.dialects.shared import IdentityCache, memref_layout_of
-    from fetchc.target.layout import memref_layout
+    from fetchc.dialects.shared import IdentityCache, memref_byte_span_of, memref_layout_of
+    from fetchc.target.layout import memref_byte_span, memref_layout
 
     cache, calls = IdentityCache(2), []
     a, b = MemRefType(f32, [4, 8]), MemRefType(f32, [4, 8])  # equal, not identical
@@ -187,6 +187,7 @@ def test_identity_cache_keys_on_identity_and_values_and_stays_bounded():
     for mt in (a, MemRefType(f32, [3, 5, 7])):
         strides, offset = memref_layout(mt)
         assert memref_layout_of(mt) == (tuple(strides), offset)
+        assert memref_byte_span_of(mt) == memref_byte_span(mt)
 
 
 @pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])

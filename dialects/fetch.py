@@ -52,7 +52,7 @@ from fetchc.dialects.fetch_chain import (
     check_stream_operands,
     run_checks,
 )
-from fetchc.dialects.shared import IdentityCache, i32_attr, i64_attr, memo_on, memref_layout_of
+from fetchc.dialects.shared import IdentityCache, i32_attr, i64_attr, init_op, memo_on, memref_layout_of
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.diagnostics import OpError
 from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
@@ -203,7 +203,7 @@ class FetchOp(IRDLOperation):
             props["map"] = AffineMapAttr(map)
         if read_size is not None:
             props["read_size"] = i64_attr(read_size)
-        super().__init__(operands=[source], result_types=[result_type], properties=props)
+        init_op(self, [source], [result_type], props)
 
     @property
     def stream(self) -> StreamType:
@@ -320,7 +320,7 @@ class _StreamToStream(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: Attribute, properties: dict[str, Attribute] | None = None):
-        super().__init__(operands=[input], result_types=[result_type], properties=properties or {})
+        init_op(self, [input], [result_type], properties)
 
     @property
     def in_type(self) -> StreamType:

@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -67,7 +67,7 @@ from fetchc import target
 from fetchc.target import functions
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
-from fetchc.dialects.shared import i32_attr, i64_array, i64_attr, memo_on
+from fetchc.dialects.shared import i32_attr, i64_array, i64_attr, init_op, memo_on
 from fetchc.diagnostics import OpError
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
@@ -395,10 +395,7 @@ class ProgramOp(IRDLOperation):
         props["flit_count"] = i64_attr(flit_count)
         props["words_per_packet"] = i64_attr(words_per_packet)
         props["cycles"] = i64_attr(cycles)
-        # What ``create`` (and xDSL's parser) does: one operand, one result,
-        # the properties; the verifier checks them (irdl_op_init's argument
-        # flattening costs 7 µs an op and checks nothing more).
-        Operation.__init__(self, operands=[source], result_types=[result_type], properties=props)
+        init_op(self, [source], [result_type], props)
 
     def field(self, name: str) -> int | None:
         """An integer field's value (None when an optional one is absent)."""

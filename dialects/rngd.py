@@ -50,7 +50,7 @@ from xdsl.printer import Printer
 
 from fetchc import target
 from fetchc.diagnostics import OpError
-from fetchc.dialects.shared import i64_attr
+from fetchc.dialects.shared import i64_attr, init_op
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.stream import StreamType
 from fetchc.target.layout import static_shape
@@ -111,7 +111,7 @@ class _StreamPassOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: Attribute | None = None):
-        super().__init__(operands=[input], result_types=[result_type or input.type])
+        init_op(self, [input], [result_type or input.type])
 
     def verify_(self) -> None:
         def same() -> None:
@@ -209,7 +209,7 @@ class CommitOp(IRDLOperation):
     assembly_format = "$input `,` $dest attr-dict `:` type($input) `,` type($dest)"
 
     def __init__(self, input: SSAValue, dest: SSAValue):
-        super().__init__(operands=[input, dest])
+        init_op(self, [input, dest])
 
     def verify_(self) -> None:
         src, mt = self.input.type, self.dest.type
@@ -332,9 +332,7 @@ class BlockScaleOp(IRDLOperation):
     assembly_format = "$input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)"
 
     def __init__(self, input: SSAValue, scale: SSAValue, block: int):
-        super().__init__(
-            operands=[input, scale], result_types=[input.type], properties={"block": i64_attr(block)}
-        )
+        init_op(self, [input, scale], [input.type], {"block": i64_attr(block)})
 
     def verify_(self) -> None:
         x, s, r = self.input.type, self.scale.type, self.result.type
@@ -377,7 +375,7 @@ class TensorScaleOp(IRDLOperation):
     assembly_format = "$input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)"
 
     def __init__(self, input: SSAValue, scale: SSAValue):
-        super().__init__(operands=[input, scale], result_types=[input.type])
+        init_op(self, [input, scale], [input.type])
 
     def verify_(self) -> None:
         x, r = self.input.type, self.result.type

@@ -230,3 +230,58 @@ def test_direct_verification_gives_xdsls_terminator_message():
     assert str(direct.value) == str(xdsl.value).splitlines()[0] == (
         "Operation rngd.commit terminates block in single-block region but is not a terminator"
     )
+
+
+def _init_op_classes():
+    from xdsl.irdl import IRDLOperation
+
+    from fetchc.dialects import fetch, fetch_seq, rngd
+
+    return tuple(
+        cls
+        for mod in (fetch, fetch_seq, rngd)
+        for cls in vars(mod).values()
+        if isinstance(cls, type) and issubclass(cls, IRDLOperation) and "init_op(" in _source(cls.__init__)
+    )
+
+
+def _source(fn) -> str:
+    import inspect
+
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_init_op_builds_what_irdl_op_init_builds(name, text):
+    """shared.init_op (the constructors' cheap path) and IRDL's own
+    irdl_op_init, given the same operands, result types and properties, build
+    ops with the same operands, results, properties, attributes, regions and
+    successors, for every op of the classes that use it in a parsed and a
+    lowered module."""
+    from xdsl.irdl import IRDLOperation
+
+    from fetchc.dialects.shared import init_op
+
+    classes = _init_op_classes()
+    assert len(classes) >= 6, classes
+    ctx = make_context()
+    ops = [op for m in (parse_module(ctx, text, "x.mlir"), _lowered(text)) for op in walk(m) if isinstance(op, classes)]
+    assert ops
+    for op in ops:
+        cls = type(op)
+        operands, types, props = list(op.operands), [r.type for r in op.results], dict(op.properties)
+        cheap, irdl = cls.__new__(cls), cls.__new__(cls)
+        init_op(cheap, operands, types, props)
+        IRDLOperation.__init__(irdl, operands=operands, result_types=types, properties=props)
+        for built in (cheap, irdl):
+            assert [o for o in built.operands] == operands
+            assert [r.type for r in built.results] == types
+        assert cheap.properties == irdl.properties
+        assert cheap.attributes == irdl.attributes
+        assert len(cheap.regions) == len(irdl.regions) == 0
+        assert len(cheap.successors) == len(irdl.successors) == 0
+        for built in (cheap, irdl):
+            built.drop_all_references()

@@ -914,6 +914,10 @@ def entry() -> None:
         code = main()
     except BaseException as e:  # noqa: BLE001 - the last line of defence against a traceback
         _last_words(e)
+    if code:
+        # A failed command (out of memory, say) leaves the collector to free
+        # what it can before the interpreter's finalisation needs memory.
+        gc.enable()
     sys.exit(code)
 
 

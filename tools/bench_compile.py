@@ -26,7 +26,11 @@ Workloads (``--only`` picks families; lit only with ``--lit``):
   slice's 512 KiB.
 * ``model``: a model-like module as an embedding compiler sends it
   (``--layers`` x 7 NVFP4 projection decodes, one kernel per function, on 256
-  slices): kernels of one shape differ only in their names.
+  slices): kernels of one shape differ only in their names.  Rows: the
+  command with no cache, an empty cache directory, a filled one (the same
+  file; a copy with every name changed), and ``fetchc.compile`` in one warm
+  process (this script's ``--inproc-model`` mode) with no cache, an empty
+  in-process cache, and a filled one given the renamed copy.
 * ``nest``: a one-fetch kernel plus a second function of D nested
   ``scf.execute_region`` holding no fetch (``--nest``).
 * ``cold``: ``fetchc EXAMPLE -o x.bin`` as a fresh process (``--cold``).
@@ -439,6 +443,59 @@ def inproc_main(files: list[str], iters: int) -> None:
     print(json.dumps(res))
 
 
+def inproc_model_main(path: str, renamed: str, iters: int) -> None:
+    """``--inproc-model FILE RENAMED``: the model-like module compiled by
+    ``fetchc.compile`` in one process whose imports are warm: print {row:
+    [median wall, median CPU seconds]} as JSON.  Rows: ``no cache``
+    (``cache=False``); ``cold cache`` (an empty in-process kernel cache
+    before each call: each distinct kernel compiled once); ``warm cache
+    (kernels renamed)`` (the cache filled from FILE, RENAMED compiled: every
+    kernel a hit, no whole-input hit).  A fetchc without a kernel cache (the
+    baseline) compiles plainly in every row."""
+    import fetchc
+
+    try:
+        from fetchc import api, compile_cache
+    except ImportError:
+        api = compile_cache = None
+    text, other = Path(path).read_text(), Path(renamed).read_text()
+    fetchc.compile(text, filename="warm.mlir")
+
+    def plain(t: str, name: str) -> None:
+        if compile_cache is None:
+            fetchc.compile(t, filename=name)
+        else:
+            fetchc.compile(t, filename=name, cache=False)
+
+    def cold() -> None:
+        if compile_cache is None:
+            return plain(text, "m.mlir")
+        api._CACHE = compile_cache.KernelCache()
+        fetchc.compile(text, filename="m.mlir", cache=True)
+
+    def warm_kernels() -> None:
+        if compile_cache is None:
+            return plain(other, "r.mlir")
+        api._CACHE = compile_cache.KernelCache()
+        fetchc.compile(text, filename="m.mlir", cache=True)
+        c0 = time.process_time(), time.perf_counter()
+        fetchc.compile(other, filename="r.mlir", cache=True)
+        return time.perf_counter() - c0[1], time.process_time() - c0[0]
+
+    res = {}
+    for row, f in (("no cache", lambda: plain(text, "m.mlir")), ("cold cache", cold),
+                   ("warm cache (kernels renamed)", warm_kernels)):
+        ts, cs = [], []
+        for _ in range(iters):
+            t0, c0 = time.perf_counter(), time.process_time()
+            got = f()
+            w, c = (time.perf_counter() - t0, time.process_time() - c0) if got is None else got
+            ts.append(w)
+            cs.append(c)
+        res[row] = [statistics.median(ts), statistics.median(cs)]
+    print(json.dumps(res))
+
+
 def parse_main(chains: list[int], runs: int, per_func: int, bases: bool) -> None:
     """Parse time of each chain and distinct-chain module, xDSL's parser (``parser="xdsl"``)
     against the fast front end (``"auto"``), in this process: CPU seconds,
@@ -617,8 +674,12 @@ def main() -> int:
     ap.add_argument("--workdir", help="directory for the generated files (kept)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per command (default 3600)")
     ap.add_argument("--inproc", nargs="+", metavar="FILE", help=argparse.SUPPRESS)
+    ap.add_argument("--inproc-model", nargs=2, metavar=("FILE", "RENAMED"), help=argparse.SUPPRESS)
     ap.add_argument("--phases", metavar="FILE", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.inproc_model:
+        inproc_model_main(*a.inproc_model, a.iters or 3)
+        return
     if a.inproc:
         inproc_main(a.inproc, a.iters or 30)
         return 0
@@ -708,6 +769,23 @@ def main() -> int:
             return filled
 
         paired(Row(f"{name}, warm cache (kernels renamed)", "model-warm-kernels"), compile_cmd(renamed), kernels_only)
+        inrows = {r: Row(f"{name}, fetchc.compile in process, {r}", "model-inproc")
+                  for r in ("no cache", "cold cache", "warm cache (kernels renamed)")}
+        for _ in range(runs):
+            for s, key in zip(sides, keys):
+                cmd = [s.python, SELF, "--inproc-model", str(path), str(renamed), "--iters", "3"]
+                _, _, rc, rss, text = run(cmd, None, a.timeout, {})
+                try:
+                    res = json.loads(text.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    res = {}
+                for r, row in inrows.items():
+                    if r in res:
+                        row.add(key, cmd, *res[r], 0, rss, "")
+                    else:
+                        row.cmd[key] = shlex.join(cmd)
+                        row.fail.setdefault(key, fail_line(rc or 1, text))
+        rows.extend(inrows.values())
 
     if "cold" in fams:
         for ex in cold:

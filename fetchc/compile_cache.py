@@ -52,7 +52,7 @@ import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from fetchc import __version__, cachedir
 from fetchc.textlayout import FuncText, Layout, layout
@@ -145,6 +145,46 @@ class _Stamp:
     filename: str
 
 
+def renamed(obj, **changes):
+    """``dataclasses.replace(obj, **changes)`` for the ``seq.bin`` model's
+    frozen dataclasses (:class:`~fetchc.seqbin.Program`, the MANIFEST's
+    ``Kernel``, ``KernelProgram``, ``Tensor``, ``Scalar``), without
+    re-running their generated ``__init__``: the fields are copied and
+    ``changes`` set.  Only for a class with no ``__post_init__``, no slots and
+    only init fields, and an object holding nothing but its fields (else this
+    is ``replace``).  About a third of ``replace``'s cost; stamping a
+    224-kernel model makes ~3000 of them.  Raises ``TypeError`` for a name
+    that is not a field, as ``replace`` does."""
+    cls = type(obj)
+    n = _PLAIN.get(cls)
+    if n is None:
+        n = _PLAIN[cls] = _plain_fields(cls)
+    if not n or len(obj.__dict__) != n:
+        return replace(obj, **changes)
+    new = object.__new__(cls)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    for k, v in changes.items():
+        if k not in d:
+            raise TypeError(f"{cls.__name__} has no field {k!r}")
+        d[k] = v
+    return new
+
+
+_PLAIN: dict[type, int] = {}
+
+
+def _plain_fields(cls: type) -> int:
+    """How many fields ``cls`` has when :func:`renamed` may copy them, else 0."""
+    fs = fields(cls)
+    plain = (
+        not hasattr(cls, "__post_init__")
+        and "__slots__" not in vars(cls)
+        and all(f.init for f in fs)
+        and len(getattr(cls, "__dataclass_fields__", {})) == len(fs)
+    )
+    return len(fs) if plain else 0
+
 def _tensor_names(stamp: _Stamp, tensors, scalars) -> tuple[list[str], list[str]]:
     arg_names = [n or f"arg{i}" for i, n in enumerate(stamp.func.arg_names)]
     taken = set(arg_names)
@@ -167,7 +207,7 @@ def _stamp(fragment, stamp: _Stamp):
     from fetchc.seqbin.manifest import Manifest
 
     fname = stamp.func.name
-    programs = tuple(replace(p, name=f"{fname}/{p.name}") for p in fragment.programs)
+    programs = tuple(renamed(p, name=f"{fname}/{p.name}") for p in fragment.programs)
     if fragment.manifest is None or not fragment.manifest.kernels:
         return SeqBin(fragment.tables, programs, Manifest(()))
     (kernel,) = fragment.manifest.kernels
@@ -179,12 +219,12 @@ def _stamp(fragment, stamp: _Stamp):
         if offset is None:
             raise LookupError(kp.loc)
         line, col = stamp.layout.line_col(offset)
-        entries.append(replace(kp, loc=f"{stamp.filename}:{line}:{col}"))
-    kernel = replace(
+        entries.append(renamed(kp, loc=f"{stamp.filename}:{line}:{col}"))
+    kernel = renamed(
         kernel,
         name=fname,
-        tensors=tuple(replace(t, name=n) for t, n in zip(kernel.tensors, names)),
-        scalars=tuple(replace(s, name=n) for s, n in zip(kernel.scalars, scalar_names)),
+        tensors=tuple(renamed(t, name=n) for t, n in zip(kernel.tensors, names)),
+        scalars=tuple(renamed(s, name=n) for s, n in zip(kernel.scalars, scalar_names)),
         programs=tuple(entries),
     )
     return SeqBin(fragment.tables, programs, Manifest((kernel,)))
@@ -199,7 +239,7 @@ def _unstamp(part, stamp: _Stamp):
     prefix = f"{stamp.func.name}/"
     if any(p.name is None or not p.name.startswith(prefix) for p in part.programs):
         return None
-    programs = tuple(replace(p, name=p.name[len(prefix) :]) for p in part.programs)
+    programs = tuple(renamed(p, name=p.name[len(prefix) :]) for p in part.programs)
     if not part.manifest.kernels:
         return SeqBin(part.tables, programs, Manifest(()))
     (kernel,) = part.manifest.kernels
@@ -208,12 +248,12 @@ def _unstamp(part, stamp: _Stamp):
         where = _token_at(stamp, kp.loc)
         if where is None:
             return None
-        entries.append(replace(kp, loc=f"{where[0]}#{where[1]}"))
-    kernel = replace(
+        entries.append(renamed(kp, loc=f"{where[0]}#{where[1]}"))
+    kernel = renamed(
         kernel,
         name=_PLACEHOLDER,
-        tensors=tuple(replace(t, name=f"{_PLACEHOLDER}t{i}") for i, t in enumerate(kernel.tensors)),
-        scalars=tuple(replace(s, name=f"{_PLACEHOLDER}s{i}") for i, s in enumerate(kernel.scalars)),
+        tensors=tuple(renamed(t, name=f"{_PLACEHOLDER}t{i}") for i, t in enumerate(kernel.tensors)),
+        scalars=tuple(renamed(s, name=f"{_PLACEHOLDER}s{i}") for i, s in enumerate(kernel.scalars)),
         programs=tuple(entries),
     )
     return SeqBin(part.tables, programs, Manifest((kernel,)))
@@ -251,10 +291,10 @@ def merge(parts: Sequence) -> object:
                 if t not in index_of:
                     index_of[t] = len(tables)
                     tables.append(t)
-                p = replace(p, table=index_of[t])
+                p = renamed(p, table=index_of[t])
             programs.append(p)
         for k in part.manifest.kernels:
-            kernels.append(replace(k, programs=tuple(replace(kp, index=kp.index + base) for kp in k.programs)))
+            kernels.append(renamed(k, programs=tuple(renamed(kp, index=kp.index + base) for kp in k.programs)))
     return SeqBin(tuple(tables), tuple(programs), Manifest(tuple(kernels)))
 
 
@@ -277,13 +317,13 @@ def _split(sb, functions: Sequence[FuncText]) -> list | None:
                 if p.table not in index_of:
                     index_of[p.table] = len(tables)
                     tables.append(sb.tables[p.table])
-                p = replace(p, table=index_of[p.table])
+                p = renamed(p, table=index_of[p.table])
             progs.append(p)
         k = kernel_of.get(f.name)
         if k is None and idx:
             return None
         kernels = () if k is None else (
-            replace(k, programs=tuple(replace(kp, index=idx.index(kp.index)) for kp in k.programs)),
+            renamed(k, programs=tuple(renamed(kp, index=idx.index(kp.index)) for kp in k.programs)),
         )
         parts.append(SeqBin(tuple(tables), tuple(progs), Manifest(kernels)))
     return parts

@@ -286,3 +286,30 @@ def test_a_known_input_is_answered_without_importing_xdsl(repeat, tmp_path):
     assert "fetchc.compile_cache" in imported and not [m for m in imported if m.startswith("xdsl") and m not in light]
     plain = fetchc.compile(again.read_text(), filename=str(again), cache=False).seq_bin
     assert (tmp_path / "b.bin").read_bytes() == plain
+
+
+def test_renamed_equals_dataclasses_replace():
+    """compile_cache.renamed (the stamping's cheap copy) gives what
+    dataclasses.replace gives, on every object a cached model's stamping
+    copies, for every field; a name that is no field is a TypeError in both."""
+    from dataclasses import fields, replace
+
+    from fetchc.compile_cache import renamed
+
+    sb = fetchc.compile(model_module(2)[0], filename="m.mlir", cache=False).seqbin
+    objs = [*sb.programs, *sb.manifest.kernels]
+    for k in sb.manifest.kernels:
+        objs += [*k.programs, *k.tensors, *k.scalars]
+    assert {type(o).__name__ for o in objs} >= {"Program", "Kernel", "KernelProgram", "Tensor", "Scalar"}
+    for o in objs:
+        before = dict(vars(o))
+        for f in fields(o):
+            value = ("x",) if isinstance(getattr(o, f.name), tuple) else 7
+            a, b = renamed(o, **{f.name: value}), replace(o, **{f.name: value})
+            assert a == b and type(a) is type(b) and vars(a) == vars(b)
+            assert getattr(a, f.name) == value
+        assert vars(o) == before  # the original is unchanged
+        with pytest.raises(TypeError):
+            replace(o, no_such_field=1)
+        with pytest.raises(TypeError):
+            renamed(o, no_such_field=1)

@@ -355,13 +355,14 @@ without a kernel compile cache ignores it)."""
 
 
 def run(cmd: list[str], cwd: str | None = None, timeout: float = 3600,
-        env: dict[str, str] | None = None) -> tuple[float, float, int, int, str]:
+        env: dict[str, str | None] | None = None) -> tuple[float, float, int, int, str]:
     """Run ``cmd`` (with ``env`` added to the environment; default
-    :data:`NO_CACHE`); return (wall seconds, CPU seconds (user + system),
+    :data:`NO_CACHE`; a None value removes the variable); return (wall seconds, CPU seconds (user + system),
     exit code, peak RSS in KiB, the tail of its stdout+stderr).  CPU and RSS
     are ``os.wait4``'s for this child (with its waited-for descendants; RSS
     is the largest process's)."""
-    full = {**os.environ, **(NO_CACHE if env is None else env)}
+    added: dict[str, str | None] = {**(NO_CACHE if env is None else env)}
+    full = {k: v for k, v in {**os.environ, **added}.items() if v is not None}
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=cwd or RUN_CWD, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -728,9 +729,16 @@ def main() -> int:
                 path.write_text(text)
                 gen.append((f"{group} {n} ({ops} ops, {len(text) // 1024} KB)", group, n, path))
 
-    if not q and cold:  # one untimed run per side writes any missing .pyc files
-        for s in sides:
-            run(s.fetchc + [str(cold[0]), "-o", str(work / f"warm-{s.label}.bin")])
+    def side_env(s: Side) -> dict[str, str | None]:
+        """Each side's own cache directory: the two sides' start-up caches
+        (one file name, different formats) must not overwrite each other
+        between the paired runs."""
+        return {"XDG_CACHE_HOME": str(work / f"xdg-{s.label}"), "FETCHC_CACHE_DIR": None}
+
+    if not q and cold:  # one untimed run per side writes any missing .pyc files (even under PYTHONDONTWRITEBYTECODE)
+        for s in sides:  # and fills the side's start-up cache
+            run(s.fetchc + [str(cold[0]), "-o", str(work / f"warm-{s.label}.bin")],
+                env={**NO_CACHE, **side_env(s), "PYTHONDONTWRITEBYTECODE": None})
 
     rows: list[Row] = []
 
@@ -740,7 +748,8 @@ def main() -> int:
                 cmd, cwd = cmd_for(s)
                 if cmd:
                     env = env_for(s) if env_for else None
-                    row.add(key, cmd, *run(cmd, cwd, a.timeout, env), cwd=cwd)
+                    row.add(key, cmd, *run(cmd, cwd, a.timeout, {**side_env(s), **(NO_CACHE if env is None else env)}),
+                            cwd=cwd)
                     if env:
                         row.note = " ".join(f"{k}={v}" for k, v in env.items() if k != "FETCHC_CACHE_DIR") or row.note
         rows.append(row)

@@ -52,7 +52,7 @@ from fetchc.dialects.fetch_chain import (
     check_stream_operands,
     run_checks,
 )
-from fetchc.dialects.shared import IdentityCache, i32_attr, i64_attr, init_op, memo_on, memref_layout_of
+from fetchc.dialects.shared import direct_accessors, IdentityCache, i32_attr, i64_attr, init_op, memo_on, memref_layout_of
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.diagnostics import OpError
 from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
@@ -875,3 +875,4 @@ Fetch = Dialect(
     [FetchOp, TableLookupOp, CastOp, ZpSubOp, ConvertOp, DequantOp],
     [StreamType],
 )
+direct_accessors(*Fetch.operations)

@@ -67,7 +67,7 @@ from fetchc import target
 from fetchc.target import functions
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
-from fetchc.dialects.shared import i32_attr, i64_array, i64_attr, init_op, memo_on
+from fetchc.dialects.shared import direct_accessors, i32_attr, i64_array, i64_attr, init_op, memo_on
 from fetchc.diagnostics import OpError
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
@@ -503,3 +503,4 @@ def _stages_attr(stages: tuple[Stage, ...]) -> StagesAttr:
 
 
 FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr])
+direct_accessors(*FetchSeq.operations)

@@ -77,6 +77,9 @@ _S = r"(?:[ \t\n\r\f\v]+|//[^\n\r]*)*"
 _WS = re.compile(_S, re.ASCII)
 _WS_FIRST = frozenset(" \t\n\r\f\v/")
 """The characters _WS can start with (the empty string, the end, is not one)."""
+_NONE = NoneAttr()
+"""One ``NoneAttr`` for every parsed memref's memory space and absent layout (attributes are
+immutable values: sharing one is what a memo of the spelling does)."""
 _BARE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_$.]*")
 _SUFFIX = r"(?:[0-9]+|[a-zA-Z$._-][a-zA-Z0-9$._-]*)"
 _PERCENT = re.compile("%" + _SUFFIX)
@@ -170,7 +173,7 @@ def _memref_type(elem: Attribute, shape: list[int], layout: Attribute) -> MemRef
     same way, without ``__init__``'s generic ``isa`` of the shape."""
     if not _MEMREF_NEW:
         return MemRefType(elem, shape, layout)
-    return MemRefType.new((ArrayAttr([IntAttr(d) for d in shape]), elem, layout, NoneAttr()))
+    return MemRefType.new((ArrayAttr([IntAttr(d) for d in shape]), elem, layout, _NONE))
 
 
 def _float_types() -> dict[str, Attribute]:
@@ -420,7 +423,7 @@ class AttrLexer:
             self.pos = after + 1
             hit = self.memo.get(key)
             if hit is None:
-                hit = self.memo[key] = _memref_type(self._memref_elem(found), _shape(found.group(1)), NoneAttr())
+                hit = self.memo[key] = _memref_type(self._memref_elem(found), _shape(found.group(1)), _NONE)
             return hit
         end = _balanced_end(self.text, pos)
         key = self.text[pos:end]

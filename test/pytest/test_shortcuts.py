@@ -285,3 +285,62 @@ def test_init_op_builds_what_irdl_op_init_builds(name, text):
         assert len(cheap.successors) == len(irdl.successors) == 0
         for built in (cheap, irdl):
             built.drop_all_references()
+
+
+def _fetchc_op_classes() -> list[type]:
+    from fetchc.dialects.fetch import Fetch
+    from fetchc.dialects.fetch_seq import FetchSeq
+    from fetchc.dialects.rngd import Rngd
+
+    return [cls for d in (Fetch, Rngd, FetchSeq) for cls in d.operations]
+
+
+def _plain_single_accessors(cls) -> dict:
+    """xDSL's own descriptors for the class, built afresh from its op
+    definition: the single operands, results and regions before any
+    variadic one."""
+    from xdsl.irdl.operations import BeforeVariadicSingleAccessor, get_accessors_from_op_def
+
+    made = get_accessors_from_op_def(cls.get_irdl_definition(), None)
+    return {k: v for k, v in made.items() if type(v) is BeforeVariadicSingleAccessor}
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_direct_accessors_read_what_xdsls_accessors_read(name, text):
+    """shared.direct_accessors: every single operand, result and region
+    accessor of fetchc's ops is replaced, and on every op of a parsed and a
+    lowered module it gives the very object xDSL's descriptor gives."""
+    classes = _fetchc_op_classes()
+    plain = {cls: _plain_single_accessors(cls) for cls in classes}
+    for cls, accessors in plain.items():
+        for attr in accessors:
+            assert type(vars(cls)[attr]).__name__.startswith("_Direct"), (cls, attr)
+    ctx = make_context()
+    read = 0
+    for module in (parse_module(ctx, text, "x.mlir"), _lowered(text)):
+        for op in walk(module):
+            for attr, acc in plain.get(type(op), {}).items():
+                assert getattr(op, attr) is acc.__get__(op)
+                read += 1
+    assert read
+
+
+def test_direct_accessors_fail_as_xdsls_do():
+    """An op built without its operands and results: each direct accessor
+    raises IndexError where xDSL's does, and writing one raises xDSL's
+    NotImplementedError."""
+    from xdsl.ir import Operation
+
+    checked = 0
+    for cls in _fetchc_op_classes():
+        op = cls.__new__(cls)
+        Operation.__init__(op)
+        for attr, acc in _plain_single_accessors(cls).items():
+            with pytest.raises(IndexError):
+                acc.__get__(op)
+            with pytest.raises(IndexError):
+                getattr(op, attr)
+            with pytest.raises(NotImplementedError):
+                setattr(op, attr, None)
+            checked += 1
+    assert checked > 20

@@ -54,6 +54,7 @@ try:
     import json
     import stat
     from collections.abc import Callable
+    from typing import NoReturn
 
     from fetchc import __version__
     from fetchc.diagnostics import Diagnostic, DiagnosticError
@@ -901,6 +902,30 @@ def _unraisable(u) -> None:
     sys.__unraisablehook__(u)
 
 
+def _leave() -> NoReturn:
+    """End a successful command as the interpreter's exit does (non-daemon
+    threads joined, ``atexit`` handlers run, stdout and stderr flushed, exit
+    status 0) but without its finalisation, which tears down every module,
+    class and object (xDSL's dialects, the IR: about 45 ms of CPU, a fifth
+    of compiling a small kernel) and changes nothing outside the process:
+    every output is written through a file descriptor, closed and renamed by
+    then (:mod:`fetchc.outputs`).  When a standard stream cannot be flushed
+    (stdout is a closed pipe), the interpreter's own exit reports it, as
+    before (exit status 120)."""
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]  # as Py_FinalizeEx, first
+    atexit._run_exitfuncs()  # reported through sys.unraisablehook, as at exit; they do not run twice
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None and not stream.closed:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - the interpreter's exit reports it
+        sys.exit(0)
+    os._exit(0)
+
+
 def entry() -> None:
     """The ``fetchc`` console script (and ``python -m fetchc.cli``):
     :func:`main`, then exit with its status.  A failure while reporting a
@@ -918,7 +943,8 @@ def entry() -> None:
         # A failed command (out of memory, say) leaves the collector to free
         # what it can before the interpreter's finalisation needs memory.
         gc.enable()
-    sys.exit(code)
+        sys.exit(code)
+    _leave()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -316,6 +315,9 @@ def _parse_error(err: ParseError, text: str, filename: str, index: LineIndex) ->
         # xDSL's message when a block ends without '}' (truncated input).
         msg = "unexpected end of the block: expected an operation or '}' (is the input truncated?)"
     if msg.startswith("Unexpected character: ") and len(msg) == len("Unexpected character: ") + 1:
+        # Imported here: only this message needs it (a few ms of a cold start).
+        import unicodedata
+
         ch = msg[-1]
         if not ch.isprintable() or unicodedata.category(ch) in ("Cf", "Co", "Cs", "Zl", "Zp"):
             # a NUL, a control or bidi-override character would garble the terminal

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Sequence
 
 from fetchc.target import facts as target
@@ -119,6 +118,9 @@ class SequencerConfig:
 
 def _fmt_bytes(nbits: int) -> str:
     """``nbits`` as a byte count: ``"4"``, ``"0.5"``."""
+    # Imported here: only messages need it (fractions imports decimal).
+    from fractions import Fraction
+
     b = Fraction(nbits, 8)
     return str(b.numerator) if b.denominator == 1 else str(float(b))
 

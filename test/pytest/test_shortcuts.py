@@ -344,3 +344,50 @@ def test_direct_accessors_fail_as_xdsls_do():
                 setattr(op, attr, None)
             checked += 1
     assert checked > 20
+
+
+def _exit_script(plain: bool, args: list[str]) -> str:
+    """The fetchc command (cli.entry) with an atexit handler and a
+    non-daemon thread that both print; ``plain``: leaving through the
+    interpreter's own exit instead of cli._leave."""
+    return (
+        "import atexit, sys, threading, time\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread joined'))).start()\n"
+        f"sys.argv = ['fetchc', *{args!r}]\n"
+        "from fetchc import cli\n"
+        + ("cli._leave = lambda: sys.exit(0)\n" if plain else "")
+        + "cli.entry()\n"
+    )
+
+
+@pytest.mark.parametrize("emit", ["bin", "mlir"])
+def test_a_successful_command_leaves_as_the_interpreters_exit_does(tmp_path, emit):
+    """cli._leave (os._exit after threads, atexit and flushing, skipping
+    the interpreter's finalisation) and the interpreter's own exit give the
+    same status, stdout, stderr and output bytes; with stdout a pipe nobody
+    reads, both report the failed flush the same way (status 120)."""
+    import os
+    import re
+    import subprocess
+
+    example = str(EXAMPLES[0])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout stays buffered until exit
+    env.update(FETCHC_NO_CACHE="1", FETCHC_CACHE_DIR=str(tmp_path / "cache"))
+    seen = []
+    for plain in (False, True):
+        out = tmp_path / f"out-{plain}"
+        r = subprocess.run([sys.executable, "-c", _exit_script(plain, [f"--emit={emit}", example, "-o", str(out)])],
+                           capture_output=True, env=env, timeout=300)
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            broken = subprocess.run([sys.executable, "-c", _exit_script(plain, [example, "-o", str(out) + ".2"])],
+                                    stdout=write, stderr=subprocess.PIPE, env=env, timeout=300)
+        finally:
+            os.close(write)
+        report = re.sub(rb" at 0x[0-9a-f]+", b"", broken.stderr)
+        seen.append((r.returncode, r.stdout, r.stderr, out.read_bytes(), broken.returncode, report))
+    assert seen[0] == seen[1]
+    assert seen[0][:3] == (0, b"thread joined\natexit ran\n", b"")
+    assert seen[0][4] == 120 and b"BrokenPipeError" in seen[0][5], seen[0][5]

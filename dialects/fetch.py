@@ -41,7 +41,7 @@ from xdsl.irdl import (
 from xdsl.printer import Printer
 
 from fetchc import target
-from fetchc.target import functions
+from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch_chain import (
     FetchChain,
     check_foreign_uses,
@@ -52,9 +52,17 @@ from fetchc.dialects.fetch_chain import (
     check_stream_operands,
     run_checks,
 )
-from fetchc.dialects.shared import direct_accessors, IdentityCache, i32_attr, i64_attr, init_op, memo_on, memref_layout_of
+from fetchc.dialects.shared import (
+    IdentityCache,
+    direct_accessors,
+    i32_attr,
+    i64_attr,
+    init_op,
+    memo_on,
+    memref_layout_of,
+)
 from fetchc.dialects.stream import StreamType, stream_type
-from fetchc.diagnostics import OpError
+from fetchc.target import functions
 from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
 
 __all__ = [
@@ -99,7 +107,8 @@ def _sequencer_inputs(
     rank = len(mt.get_shape())
     if amap.num_dims != ndims:
         raise OpError(
-            f"'map' has {amap.num_dims} dims but the stream has {ndims} (time {list(st.time)} then packet {list(st.packet)})"
+            f"'map' has {amap.num_dims} dims but the stream has {ndims} "
+            f"(time {list(st.time)} then packet {list(st.packet)})"
         )
     if len(amap.results) != rank:
         raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
@@ -393,7 +402,10 @@ def _function_table_error(op: TableLookupOp, s: target.ElementType | None, d: ta
     sn, dn = _tname(op.in_type.element_type), _tname(op.out_type.element_type)
     fn = op.fn
     if not isinstance(fn, StringAttr):
-        return f"'fn' must be a string naming a function (fn = \"gelu\"); the function tables are {functions.function_names()}"
+        return (
+            "'fn' must be a string naming a function (fn = \"gelu\"); "
+            f"the function tables are {functions.function_names()}"
+        )
     if fn.data not in functions.FUNCTIONS:
         return f"has no function '{fn.data}'; the function tables are {functions.function_names()}"
     if s == target.F4E2M1FN:
@@ -562,7 +574,10 @@ class CastOp(_StreamToStream):
                 msg += "the cast stage reads " + ", ".join(sorted({i.name for i, _ in target.CAST_CODES}, key=lambda n: [t.name for t in target.ELEMENT_TYPES].index(n)))
             if s is not None and d is not None and (s, d) in target.LOOKUP_TABLES:
                 paired = "paired" if target.LOOKUP_TABLES[(s, d)] else "non-paired"
-                msg += f"; {sn} -> {dn} is done by the {paired} fetch.table_lookup (or fetch.convert, which legalises to it)"
+                msg += (
+                    f"; {sn} -> {dn} is done by the {paired} fetch.table_lookup "
+                    "(or fetch.convert, which legalises to it)"
+                )
             elif s is not None and d is not None and d.in_flight_only:
                 msg += f"; {dn} is produced only by fetch.zp_sub"
             elif s is not None and s.in_flight_only:

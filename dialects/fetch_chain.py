@@ -33,9 +33,8 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from fetchc import target
-from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.diagnostics import OpError
-
+from fetchc.dialects.stream import StreamType, stream_type
 
 STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")
 """Dialects whose ops produce and consume ``!fetch.stream`` values."""

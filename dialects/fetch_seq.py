@@ -28,7 +28,7 @@ Spec: ir.md §4 (``fetch-to-seq``), seqbin.md, hardware.md §2-3, §5.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -64,11 +64,11 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.str_enum import StrEnum
 
 from fetchc import target
-from fetchc.target import functions
+from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
 from fetchc.dialects.shared import direct_accessors, i32_attr, i64_array, i64_attr, init_op, memo_on
-from fetchc.diagnostics import OpError
+from fetchc.target import functions
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
 # ---------------------------------------------------------------------------
@@ -374,7 +374,7 @@ class ProgramOp(IRDLOperation):
         output)`` or None; ``zero_point``: ``(rule, value)`` or None.  The
         unit comes from the result stream's context and ``stages`` from which
         of the three are present."""
-        stages = tuple(Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point)) if on is not None)
+        stages = tuple(Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point), strict=True) if on is not None)
         props: dict[str, Attribute] = {
             "program_name": StringAttr(program_name),
             "unit": _unit_attr(result_type.ctx),
@@ -492,12 +492,12 @@ class ProgramOp(IRDLOperation):
             raise OpError(e.message) from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unit_attr(ctx: str) -> FetchUnitAttr:
     return FetchUnitAttr(Unit(ctx))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stages_attr(stages: tuple[Stage, ...]) -> StagesAttr:
     return StagesAttr(list(stages))
 

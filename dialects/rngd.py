@@ -50,8 +50,8 @@ from xdsl.printer import Printer
 
 from fetchc import target
 from fetchc.diagnostics import OpError
-from fetchc.dialects.shared import direct_accessors, i64_attr, init_op
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
+from fetchc.dialects.shared import direct_accessors, i64_attr, init_op
 from fetchc.dialects.stream import StreamType
 from fetchc.target.layout import static_shape
 

@@ -84,7 +84,7 @@ class IdentityCache:
         ``compute`` is not cached."""
         key = (*map(id, objects), *values)
         entry = self._entries.get(key)
-        if entry is not None and all(a is b for a, b in zip(entry[0], objects)):
+        if entry is not None and all(a is b for a, b in zip(entry[0], objects, strict=False)):
             return entry[1]  # type: ignore[return-value]
         value = compute()
         if len(self._entries) >= self.maxsize:
@@ -150,7 +150,7 @@ def memo_on(op: Operation, slot: str, key: tuple[Attribute | object, ...], compu
     other immutable values ``compute`` reads) is the same object as when it
     was computed.  An exception from ``compute`` is not remembered."""
     memo = op.__dict__.get(slot)
-    if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key)):
+    if memo is not None and len(memo[0]) == len(key) and all(a is b for a, b in zip(memo[0], key, strict=True)):
         return memo[1]
     value = compute()
     op.__dict__[slot] = (key, value)

@@ -69,12 +69,12 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
     def elem(self) -> target.ElementType | None:
         return target.element_type(self.element_type)
 
-    def with_element(self, element_type: Attribute) -> "StreamType":
+    def with_element(self, element_type: Attribute) -> StreamType:
         """The same stream of ``element_type`` (built from this type's
         verified parameters: half the cost of the constructor)."""
         return StreamType.new((self.context, self.time_shape, self.packet_shape, element_type))
 
-    def with_shape(self, time: Sequence[int], packet: Sequence[int]) -> "StreamType":
+    def with_shape(self, time: Sequence[int], packet: Sequence[int]) -> StreamType:
         return StreamType(self.ctx, time, packet, self.element_type)
 
     @classmethod
@@ -124,7 +124,8 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
 
     def spelled(self) -> str:
         """MLIR spelling, for diagnostics."""
-        return f"!fetch.stream<{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], {target.type_name(self.element_type)}>"
+        time, packet = ", ".join(map(str, self.time)), ", ".join(map(str, self.packet))
+        return f"!fetch.stream<{self.ctx}, [{time}], [{packet}], {target.type_name(self.element_type)}>"
 
 
 def stream_type(v: SSAValue) -> StreamType | None:

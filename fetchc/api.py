@@ -26,9 +26,8 @@ Spec: ir.md §4 (the default pipeline), §5 (``fetchc run``), seqbin.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp

@@ -106,7 +106,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
-from fetchc.target import functions
+from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, TableLookupOp, ZpSubOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -122,8 +122,8 @@ from fetchc.dialects.rngd import (
     VrfType,
 )
 from fetchc.dialects.stream import StreamType
-from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.kernel import DM_BASE_ATTR, NAME_ATTR, SLICE_DIM_ATTR, SLICES_ATTR, tensor_name
+from fetchc.target import functions
 
 __all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Stream", "as_type", "memref", "rows_map"]
 
@@ -438,7 +438,7 @@ class ModuleBuilder:
             raise ValueError(f"kernel {name}: two arguments have the same name")
         types: list[Attribute] = []
         attrs: list[dict[str, Attribute]] = []
-        for arg_name, spec in named:
+        for _arg_name, spec in named:
             arg = spec if isinstance(spec, Arg) else Arg(spec)
             types.append(as_type(arg.type))
             attrs.append({})
@@ -447,7 +447,7 @@ class ModuleBuilder:
             if arg.slice_dim is not None:
                 attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(arg.slice_dim, i64)
         block = Block(arg_types=types)
-        for arg, (arg_name, _), data in zip(block.args, named, attrs):
+        for arg, (arg_name, _), data in zip(block.args, named, attrs, strict=True):
             arg.name_hint = _ssa_name(name, arg_name, isinstance(arg.type, (MemRefType, Float32Type)))
             if isinstance(arg.type, (MemRefType, Float32Type)):
                 data[NAME_ATTR] = StringAttr(arg_name)

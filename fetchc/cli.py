@@ -139,7 +139,8 @@ def _compile_parser() -> argparse.ArgumentParser:
                    help="print the IR to stderr after every pass")
     p.add_argument(
         "--mlir-print-debuginfo", "--print-debuginfo", dest="mlir_print_debuginfo", action="store_true",
-        help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; use with --mlir-print-op-generic",
+        help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; "
+        "use with --mlir-print-op-generic",
     )
     p.add_argument(
         "--no-cache", action="store_true",
@@ -461,7 +462,8 @@ def main_dis(argv: list[str]) -> int:
 
     p = _ArgumentParser(
         prog="fetchc dis",
-        description="Print a seq.bin readably (validating it); --json for tools. Details: docs/cli.md and docs/seqbin.md.",
+        description="Print a seq.bin readably (validating it); --json for tools. "
+        "Details: docs/cli.md and docs/seqbin.md.",
     )
     p.add_argument("input", help="seq.bin file, '-' for stdin")
     p.add_argument("--json", action="store_true", help="print JSON for tools")

@@ -223,8 +223,8 @@ def _stamp(fragment, stamp: _Stamp):
     kernel = renamed(
         kernel,
         name=fname,
-        tensors=tuple(renamed(t, name=n) for t, n in zip(kernel.tensors, names)),
-        scalars=tuple(renamed(s, name=n) for s, n in zip(kernel.scalars, scalar_names)),
+        tensors=tuple(renamed(t, name=n) for t, n in zip(kernel.tensors, names, strict=False)),
+        scalars=tuple(renamed(s, name=n) for s, n in zip(kernel.scalars, scalar_names, strict=False)),
         programs=tuple(entries),
     )
     return SeqBin(fragment.tables, programs, Manifest((kernel,)))
@@ -456,7 +456,7 @@ class KernelCache:
         from fetchc.seqbin import SeqBinError, write
 
         try:
-            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps)])
+            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps, strict=False)])
             result = (sb, write(sb))
         except (SeqBinError, LookupError, ValueError):
             return None  # e.g. two tensors stamped with one name: the normal compile says why
@@ -481,7 +481,7 @@ class KernelCache:
         parts = None if compiled[2] else _split(compiled[0], [lay.functions[i] for i in first])
         if parts is None:  # warnings, or a part that does not cut cleanly
             return False
-        for k, i, part in zip(missing, first, parts):
+        for k, i, part in zip(missing, first, parts, strict=False):
             fragment = _unstamp(part, stamps[i])
             if fragment is None or _stamp(fragment, stamps[i]) != part:
                 return False

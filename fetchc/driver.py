@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.ir import Operation
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from fetchc.frontend.context import all_passes, fetchc_passes
 from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
+from fetchc.frontend.context import all_passes, fetchc_passes
 from fetchc.frontend.locations import location_of, op_error, op_location
 from fetchc.frontend.verify import verify_module
 from fetchc.frontend.xdsl_compat import release_erased

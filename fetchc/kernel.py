@@ -208,7 +208,7 @@ def write_names(root: Operation) -> None:
         old = list(func.arg_attrs.data) if func.arg_attrs is not None else [DictionaryAttr({})] * len(entry.args)
         names = tensor_names(func)
         new = []
-        for arg, attrs in zip(entry.args, old):
+        for arg, attrs in zip(entry.args, old, strict=False):
             data = dict(attrs.data) if isinstance(attrs, DictionaryAttr) else {}
             if arg in named:
                 data[NAME_ATTR] = StringAttr(names[arg.index])

@@ -122,8 +122,8 @@ def load_numpy() -> None:
                 f"is left{limit_text()}"
             ) from None
     try:
-        import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
         import ml_dtypes  # noqa: F401
+        import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
     except MemoryError:
         raise ResourceExhausted(f"not enough memory to load numpy{limit_text()}") from None
     except ImportError as e:

@@ -100,7 +100,7 @@ class FuncText:
     def _offsets(self, text: str) -> list[int]:
         found = self._by_text.get(text)
         if found is None:
-            found = self._by_text[text] = [o for t, o in zip(self.texts, self.offsets) if t == text]
+            found = self._by_text[text] = [o for t, o in zip(self.texts, self.offsets, strict=False) if t == text]
         return found
 
 

@@ -30,12 +30,12 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
-from fetchc.target import functions
-from fetchc.rewriting import FetchcPass, apply_pattern, walk
+from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
-from fetchc.diagnostics import OpError, PassError
+from fetchc.rewriting import FetchcPass, apply_pattern, walk
+from fetchc.target import functions
 
 _LOWERED_BY = {"fetch.convert": "fetch-legalize-convert", "fetch.dequant": "fetch-split-scaling"}
 

@@ -18,17 +18,17 @@ Spec: ir.md §4, hardware.md §2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
 
 from fetchc import target
-from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import CastOp, ConvertOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import STAGE_OPS, stages_around
+from fetchc.rewriting import FetchcPass, apply_pattern
 
 _KIND_OP = {target.TABLE_LOOKUP: "fetch.table_lookup", target.CAST: "fetch.cast"}
 
@@ -71,7 +71,7 @@ class LegalizeConvert(RewritePattern):
         order = [STAGE_OPS[o.name].order for o in before] + [STAGE_OPS[n].order for n in names] + [
             STAGE_OPS[o.name].order for o in after
         ]
-        if any(a >= b for a, b in zip(order, order[1:])):
+        if any(a >= b for a, b in pairwise(order)):
             what = " + ".join(STAGE_OPS[n].text for n in names)
             raise PassError(
                 op,

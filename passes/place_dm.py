@@ -82,13 +82,13 @@ from xdsl.passes import ModulePass  # noqa: F401
 from xdsl.pattern_rewriter import PatternRewriterListener
 
 from fetchc import target
+from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.dialects.shared import i64_attr, memref_byte_span_of
-from fetchc.diagnostics import PassError
 from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
-from fetchc.rewriting import FetchcPass, walk
 from fetchc.kernel import spelled as _spelled
+from fetchc.rewriting import FetchcPass, walk
 from fetchc.target.layout import memref_byte_span
 
 __all__ = [

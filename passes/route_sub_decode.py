@@ -77,12 +77,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
+from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import is_identity_cast
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.diagnostics import OpError, PassError
-from fetchc.passes.split_scaling import scale_fetch_ops, scale_ops
 from fetchc.kernel import scratch_names
+from fetchc.passes.split_scaling import scale_fetch_ops, scale_ops
 from fetchc.rewriting import FetchcPass, apply_pattern
 
 __all__ = ["RouteSubConvert", "RouteSubDequant", "RouteSubDecodePass", "ROUTED_TARGETS"]
@@ -237,7 +237,10 @@ class RouteSubDecodePass(FetchcPass):
     cannot be built."""
 
     name = "fetch-route-sub-decode"
-    summary = "a packed e2m1 decode asked for on the sub Fetch Unit becomes a main-context decode into a DM scratch buffer plus a convert-only sub fetch"
+    summary = (
+        "a packed e2m1 decode asked for on the sub Fetch Unit becomes a main-context decode "
+        "into a DM scratch buffer plus a convert-only sub fetch"
+    )
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         created: list[ScratchOp] = []

@@ -44,11 +44,11 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, Rewr
 from xdsl.rewriter import InsertPoint
 
 from fetchc import target
-from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableLookupOp
-from fetchc.target.layout import linear_coefficients, shape_text
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
+from fetchc.rewriting import FetchcPass, apply_pattern
+from fetchc.target.layout import linear_coefficients, shape_text
 
 
 def _affine(coeffs: list[int], const: int) -> AffineExpr:
@@ -89,7 +89,8 @@ def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> t
     else:
         bad = [d for d in range(inner) if coeffs[axis][d] % block]
         if bad:
-            why = f"dim {bad[0]} steps the input axis by {coeffs[axis][bad[0]]}, not a multiple of the {block}-element block"
+            step = coeffs[axis][bad[0]]
+            why = f"dim {bad[0]} steps the input axis by {step}, not a multiple of the {block}-element block"
     if why:
         raise ValueError(f"packets do not cover whole blocks along the input axis: {why}")
     scoeffs = [list(c) for c in coeffs]
@@ -197,7 +198,10 @@ class SplitScalingPass(FetchcPass):
     a sequencer limit, or whose codes are on the ``sub`` context."""
 
     name = "fetch-split-scaling"
-    summary = "fetch.dequant -> table lookup + cast of the codes, a fetch of the block scales, rngd.block_scale and rngd.tensor_scale"
+    summary = (
+        "fetch.dequant -> table lookup + cast of the codes, a fetch of the block scales, "
+        "rngd.block_scale and rngd.tensor_scale"
+    )
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         apply_pattern(SplitScaling(), op, listener, on=(DequantOp,))

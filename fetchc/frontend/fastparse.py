@@ -203,7 +203,7 @@ class FastParser(AttrLexer):
         if results:
             if len(results) != len(op.results):
                 raise Fallback("result count")
-            for name, value in zip(results, op.results):
+            for name, value in zip(results, op.results, strict=False):
                 self.define(name, value)
         return op
 
@@ -260,7 +260,7 @@ class FastParser(AttrLexer):
             if fmt.arrow:
                 self.expect("->")
                 results = [self.type()]
-        operands = [self.use(n, t) for n, t in zip(names, types)] if fmt.n_max else []
+        operands = [self.use(n, t) for n, t in zip(names, types, strict=False)] if fmt.n_max else []
         return self.build(fmt, operands, types if fmt.n_max else [], results, attrs, {})
 
     def build(
@@ -319,7 +319,7 @@ class FastParser(AttrLexer):
                 types.append(self.type())
             if len(types) != len(names):
                 raise Fallback("return type count")
-            operands = [self.use(n, t) for n, t in zip(names, types)]
+            operands = [self.use(n, t) for n, t in zip(names, types, strict=False)]
         fmt = self.reg.ret_format
         if fmt.reserved & attrs.keys():
             raise Fallback("reserved attribute")
@@ -364,7 +364,7 @@ class FastParser(AttrLexer):
         inputs = ftype.inputs.data
         if len(inputs) != len(names):
             raise Fallback("operand count")
-        operands = [self.use(n, t) for n, t in zip(names, inputs)]
+        operands = [self.use(n, t) for n, t in zip(names, inputs, strict=False)]
         for prop in cls.get_irdl_definition().properties:  # type: ignore[attr-defined]
             if prop in attrs and prop not in props:
                 props[prop] = attrs.pop(prop)
@@ -481,7 +481,7 @@ class FastParser(AttrLexer):
             if c == "^":
                 raise Fallback("labelled entry block with arguments")
             block = Block(arg_types=[a[2] for a in args])
-            for arg, (name, offset, _, _, loc) in zip(block.args, args):
+            for arg, (name, offset, _, _, loc) in zip(block.args, args, strict=True):
                 self.define(name, arg)
                 arg.location = loc if loc is not None else self.file_loc(offset)
             region.add_block(self.block_body(block))

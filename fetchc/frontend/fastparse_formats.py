@@ -126,8 +126,8 @@ def _simply_valid(simple, types: list[Attribute], results: list[Attribute], vari
     found one and everything is of its class."""
     if simple is None or variadic or len(types) != len(simple[0]) or len(results) != len(simple[1]):
         return False
-    return all(isinstance(t, c) for t, c in zip(types, simple[0])) and all(
-        isinstance(t, c) for t, c in zip(results, simple[1])
+    return all(isinstance(t, c) for t, c in zip(types, simple[0], strict=False)) and all(
+        isinstance(t, c) for t, c in zip(results, simple[1], strict=False)
     )
 
 

@@ -32,9 +32,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     CallSiteLoc,
-    AnyFloat,
     DictionaryAttr,
     FileLineColLoc,
     FloatAttr,

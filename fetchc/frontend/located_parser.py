@@ -52,7 +52,6 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from fetchc.diagnostics import Loc
-
 from fetchc.frontend.context import closest_op_name
 from fetchc.frontend.locations import LineIndex
 from fetchc.frontend.xdsl_compat import PatchedParser

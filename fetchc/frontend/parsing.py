@@ -28,10 +28,9 @@ from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyExc
 from xdsl.utils.lexer import Span
 
 from fetchc.diagnostics import Diagnostic, DiagnosticError, Loc
-
-from fetchc.frontend.locations import LineIndex, exception_text
 from fetchc.frontend.fastparse import fast_parse
 from fetchc.frontend.located_parser import LocatedParser
+from fetchc.frontend.locations import LineIndex, exception_text
 from fetchc.process import memory_failure
 
 __all__ = [

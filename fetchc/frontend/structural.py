@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from xdsl.dialects.builtin import SymbolNameConstraint, StringAttr
+from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
     AnyAttr,
     BaseAttr,
     EqAttrConstraint,
-    OperandDef,
     OpDef,
+    OperandDef,
     OptOperandDef,
     OptPropertyDef,
     OptResultDef,
@@ -88,17 +88,17 @@ def _values_check(defs: list[tuple[str, Any]], single: type, optional: type) -> 
         n = len(required)
 
         def exact(values: Any) -> bool:
-            return len(values) == n and all(p(v.type) for p, v in zip(required, values))
+            return len(values) == n and all(p(v.type) for p, v in zip(required, values, strict=True))
 
         return exact
     index = next(i for i, (_, opt) in enumerate(preds) if opt)
 
     def with_optional(values: Any) -> bool:
         if len(values) == len(preds):
-            return all(p(v.type) for (p, _), v in zip(preds, values))
+            return all(p(v.type) for (p, _), v in zip(preds, values, strict=False))
         if len(values) == len(preds) - 1:
             rest = [p for i, (p, _) in enumerate(preds) if i != index]
-            return all(p(v.type) for p, v in zip(rest, values))
+            return all(p(v.type) for p, v in zip(rest, values, strict=False))
         return False
 
     return with_optional

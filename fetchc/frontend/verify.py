@@ -13,11 +13,10 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from fetchc.diagnostics import Diagnostic, OpError
-
 from fetchc.frontend.locations import exception_text, op_error
 from fetchc.frontend.xdsl_compat import verify_op_alone
-from fetchc.rewriting import walk
 from fetchc.process import memory_failure
+from fetchc.rewriting import walk
 
 __all__ = ["verify_module", "xdsl_message"]
 
@@ -62,7 +61,8 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
     return all errors.
 
     Each op is verified on its own (``op.verify(verify_nested_ops=False)``,
-    minus xDSL's IR dump, see :func:`~fetchc.frontend.xdsl_compat.verify_op_alone`), in pre-order (the order of ``module.walk()``).  An op gives at most one
+    minus xDSL's IR dump, see :func:`~fetchc.frontend.xdsl_compat.verify_op_alone`),
+    in pre-order (the order of ``module.walk()``).  An op gives at most one
     error: an :class:`OpError` becomes its message plus notes, any other
     ``VerifyException`` its first argument (xDSL's ``__notes__``, a dump of
     the whole IR, are ignored), and any other exception raised by a verifier

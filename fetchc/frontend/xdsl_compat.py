@@ -142,7 +142,7 @@ def irdl_parts(cls: type) -> tuple[Any, Any] | None:
     code = getattr(wrapper, "__code__", None)
     if code is None or wrapper.__closure__ is None or "op_def" not in code.co_freevars:
         return None
-    cells = dict(zip(code.co_freevars, (c.cell_contents for c in wrapper.__closure__)))
+    cells = dict(zip(code.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
     return cells["op_def"], cells.get("custom_verify")
 
 

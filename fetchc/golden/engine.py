@@ -42,11 +42,11 @@ from fetchc.target import (
     TABLE_ENTRIES,
     ElementType,
     ZeroPointRule,
+    functions,
+    numerics,
 )
-from fetchc.target import numerics
 from fetchc.target.encoding import UINT as _UINT
 from fetchc.target.encoding import to_sim_encoding
-from fetchc.target import functions
 from fetchc.target.record import RecordError, check_table, stage_chain
 
 __all__ = [
@@ -342,7 +342,7 @@ def normalised_entries(limits: Sequence[int], strides: Sequence[int]) -> list[tu
     """Entries with size-1 ones dropped and mergeable neighbours merged
     (``s_o == n_i * s_i``), with no size limit: the same address sequence."""
     merged: list[tuple[int, int]] = []  # innermost first
-    for n, s in reversed([(n, s) for n, s in zip(limits, strides) if n != 1]):
+    for n, s in reversed([(n, s) for n, s in zip(limits, strides, strict=False) if n != 1]):
         if merged and s == merged[-1][0] * merged[-1][1]:
             merged[-1] = (n * merged[-1][0], merged[-1][1])
         else:
@@ -354,8 +354,8 @@ def check_read_bounds(prog: Program, name: str, dm_size: int) -> None:
     """Raise :class:`SimError` unless every byte the loop nest reads lies in
     ``[0, dm_size)``.  The extremes of ``Σ i_k·stride_k`` are reached, so
     checking them checks every read."""
-    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
-    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides, strict=False))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides, strict=False))
     bits = prog.in_dtype.bits
     if bits == 4:
         lo, hi = prog.base + lo_e // 2, prog.base + hi_e // 2
@@ -455,7 +455,7 @@ class _Lut:
 class Scaled:
     """Progress adaptor: one unit of work = ``k`` units of the target."""
 
-    def __init__(self, target: "Progress | Scaled", k: int):
+    def __init__(self, target: Progress | Scaled, k: int):
         self.target, self.k = target, k
 
     def add(self, n: int) -> None:
@@ -475,7 +475,7 @@ def _nest_offsets(flat_index: np.ndarray, limits: Sequence[int], strides: Sequen
         return np.zeros(flat_index.shape, dtype=np.int64)
     idx = np.unravel_index(flat_index, tuple(limits))
     out = np.zeros(flat_index.shape, dtype=np.int64)
-    for i, s in zip(idx, strides):
+    for i, s in zip(idx, strides, strict=False):
         out += i.astype(np.int64) * np.int64(s)
     return out
 
@@ -700,7 +700,7 @@ def _offset_chunks(limits: Sequence[int], strides: Sequence[int]):
     while k > 0 and math.prod(limits[k - 1 :]) <= GENERAL_CHUNK:
         k -= 1
     inner = np.zeros((), dtype=np.int64)
-    for n, s in zip(limits[k:], strides[k:]):
+    for n, s in zip(limits[k:], strides[k:], strict=False):
         inner = inner[..., None] + np.arange(n, dtype=np.int64) * np.int64(s)
     return inner.reshape(-1), tuple(limits[:k]), tuple(strides[:k]), math.prod(limits[:k])
 

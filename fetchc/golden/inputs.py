@@ -175,8 +175,8 @@ class TensorSpec:
         for an empty tensor."""
         if self.size == 0:
             return 0, 0
-        lo = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0)  # type: ignore[arg-type]
-        hi = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s > 0)  # type: ignore[arg-type]
+        lo = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0)  # type: ignore[arg-type]
+        hi = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s > 0)  # type: ignore[arg-type]
         return lo, hi + 1
 
     def byte_range(self) -> tuple[int, int]:
@@ -257,7 +257,8 @@ def _codes(spec: TensorSpec, a: np.ndarray, lo: int, hi: int, what: str) -> None
         i = tuple(int(j) for j in np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), a.shape))
         hint = ""
         if spec.shape and spec.shape[-1] % 2 == 0 and lo == 0:
-            hint = f"; a packed array (two codes per byte) has shape {_shape_str(spec.shape[:-1] + (spec.shape[-1] // 2,))}"
+            packed = _shape_str(spec.shape[:-1] + (spec.shape[-1] // 2,))
+            hint = f"; a packed array (two codes per byte) has shape {packed}"
         raise InputError(f"{_who(spec)}: {what} must lie in [{lo}, {hi}], but element {i} is {int(a[i])}{hint}")
 
 
@@ -574,7 +575,7 @@ def check_names(tensors: Mapping[str, TensorSpec], scalars: Sequence[str], given
 
 
 def _contiguous(spec: TensorSpec) -> bool:
-    return all(s == r for s, r, n in zip(spec.strides, _row_major(spec.shape), spec.shape) if n > 1)  # type: ignore[arg-type]
+    return all(s == r for s, r, n in zip(spec.strides, _row_major(spec.shape), spec.shape, strict=False) if n > 1)  # type: ignore[arg-type]
 
 
 def _addresses(spec: TensorSpec, lo: int, hi: int) -> np.ndarray:
@@ -582,7 +583,7 @@ def _addresses(spec: TensorSpec, lo: int, hi: int) -> np.ndarray:
     ``lo .. hi-1``."""
     idx = np.unravel_index(np.arange(lo, hi, dtype=np.int64), spec.shape)
     out = np.full(hi - lo, spec.offset, dtype=np.int64)
-    for i, s in zip(idx, spec.strides):  # type: ignore[arg-type]
+    for i, s in zip(idx, spec.strides, strict=False):  # type: ignore[arg-type]
         if s:
             out += i.astype(np.int64) * np.int64(s)
     return out

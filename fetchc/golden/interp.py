@@ -94,7 +94,6 @@ from xdsl.traits import SymbolTable
 
 from fetchc import target
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
-from fetchc.target.layout import linear_coefficients, memref_layout
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -107,13 +106,14 @@ from fetchc.dialects.rngd import (
     ToVrfOp,
     TransposeOp,
 )
-from fetchc.seqbin import Program, Table
-from fetchc.seqbin.emit import program_record, table_record
 from fetchc.golden import rngd_ops
 from fetchc.golden.engine import SimError, cast_values, check_read_bounds, zp_sub_values
 from fetchc.golden.sim import simulate_program
-from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
+from fetchc.seqbin import Program, Table
+from fetchc.seqbin.emit import program_record, table_record
 from fetchc.target import ElementType, functions, numerics
+from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
+from fetchc.target.layout import linear_coefficients, memref_layout
 
 __all__ = [
     "InterpError",
@@ -249,7 +249,8 @@ def dequant_rngd(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -
 
     ``codes``: canonical ``f4E2M1FN`` values; ``bscale``: the block scale of
     each element (same shape; ``f8E4M3FN`` for ``"nvfp4"``, ``f8E8M0FNU`` for
-    ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for mxfp4).  Returns a new ``float32`` array, same shape.
+    ``"mxfp4"``); ``gscale``: the f32 tensor scale (nvfp4; ignored for
+    mxfp4).  Returns a new ``float32`` array, same shape.
     Raises :class:`InterpError` for an unknown format."""
     e = np.asarray(codes).astype(np.float32)  # every E2M1 value is exact in f32
     if fmt == "nvfp4":
@@ -276,9 +277,9 @@ def fetch_indices(op: FetchOp) -> tuple[np.ndarray, ...]:
     grids = [np.arange(n, dtype=np.int64).reshape((1,) * d + (n,) + (1,) * (nd - d - 1)) for d, n in enumerate(shape)]
     mshape = op.memref.get_shape()
     out = []
-    for r, (row, k) in enumerate(zip(coeffs, consts)):
+    for r, (row, k) in enumerate(zip(coeffs, consts, strict=False)):
         idx = np.full(shape, k, dtype=np.int64)
-        for c, g in zip(row, grids):
+        for c, g in zip(row, grids, strict=False):
             if c:
                 idx = idx + c * g
         if idx.size and (idx.min() < 0 or idx.max() >= mshape[r]):
@@ -303,11 +304,11 @@ def flatten_in_layout(arr: np.ndarray, mt: MemRefType) -> np.ndarray:
     shape = arr.shape
     if any(s < 0 for s in strides) or offset < 0:
         raise InterpError(f"cannot lay out {mt}: negative strides or offset")
-    size = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1 if arr.size else 0
+    size = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=False)) + 1 if arr.size else 0
     flat = np.zeros(size, dtype=arr.dtype)
     if arr.size:
         lin = np.full(shape, offset, dtype=np.int64)
-        for d, (n, s) in enumerate(zip(shape, strides)):
+        for d, (n, s) in enumerate(zip(shape, strides, strict=False)):
             lin = lin + (np.arange(n, dtype=np.int64) * s).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
         flat[lin.reshape(-1)] = arr.reshape(-1)
     return flat
@@ -539,7 +540,7 @@ def interpret(
     params = list(block.args) if block is not None else []
     if len(args) != len(params):
         raise InterpError(f"@{function_name} takes {len(params)} arguments, got {len(args)}")
-    for i, (p, a) in enumerate(zip(params, args)):
+    for i, (p, a) in enumerate(zip(params, args, strict=False)):
         if isinstance(p.type, MemRefType):
             _check_memref(a, p.type, f"@{function_name} argument {i}")
     bases: dict[SSAValue, int] = {}

@@ -100,6 +100,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -108,7 +109,6 @@ from fetchc.dialects.rngd import (
     TensorScaleOp,
     TransposeOp,
 )
-from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
 from fetchc.frontend.locations import loc_text, location_of, op_error
 from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
@@ -120,15 +120,15 @@ from fetchc.golden.inputs import (
     image_size,
     place_slices,
     read_files,
+    scalar_value,
     slice_images,
     whole_spec,
-    scalar_value,
 )
+from fetchc.golden.scale_chain import UNKNOWN, Magnitudes, ScaleChain, magnitudes_of, scale_chain_inplace
 from fetchc.npyio import NpyFile
 from fetchc.seqbin import Kernel, Program, SeqBin, Table
 from fetchc.seqbin import Tensor as ManifestTensor
 from fetchc.target import F32
-from fetchc.golden.scale_chain import UNKNOWN, Magnitudes, ScaleChain, magnitudes_of, scale_chain_inplace
 
 __all__ = [
     "RunError",
@@ -754,8 +754,8 @@ def _warn_transpose(op: Operation, tensor: str) -> None:
 
 def _program_bytes(prog: Program) -> tuple[int, int]:
     """The DM bytes ``[lo, hi)`` a program's loop nest reaches."""
-    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
-    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides))
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides, strict=False))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(prog.limits, prog.strides, strict=False))
     if prog.in_dtype.bits == 4:
         return prog.base + lo_e // 2, prog.base + hi_e // 2 + 1
     size = prog.in_dtype.bits // 8
@@ -787,7 +787,7 @@ def _choose(sb: SeqBin, module: ModuleOp, entry: str | None) -> tuple[Kernel, fu
     assert sb.manifest is not None
     program_ops = [op for op in module.walk() if isinstance(op, ProgramOp)]
     if len(program_ops) != len(sb.programs) or any(
-        op.program_name.data != p.name for op, p in zip(program_ops, sb.programs)
+        op.program_name.data != p.name for op, p in zip(program_ops, sb.programs, strict=False)
     ):  # pragma: no cover - emit writes exactly these records
         raise RunError("internal error: the seq.bin programs do not match the compiled IR")
     kernels = list(sb.manifest.kernels)

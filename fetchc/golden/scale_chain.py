@@ -268,7 +268,7 @@ class ScaleChain:
         with np.errstate(all="ignore"):
             if self.daz:
                 _flush_subnormals(u, mag, mask)
-            for (f, wide, block), (sub, nan) in zip(self.steps, self.fixes):
+            for (f, wide, block), (sub, nan) in zip(self.steps, self.fixes, strict=False):
                 if block is None:
                     np.multiply(xc, f, out=xc)
                 elif lo % block == 0 and hi % block == 0:

@@ -109,6 +109,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import fetchc.target.functions  # noqa: F401  (target.functions)
 from fetchc import target
 from fetchc.escape import printable
 from fetchc.seqbin.fields import PROGRAM_LAYOUT, TABLE_LAYOUT, Field
@@ -116,7 +117,6 @@ from fetchc.seqbin.format import STAGE_NAMES, UNIT_NAMES, FileInfo, Program, Seq
 from fetchc.seqbin.manifest import Kernel, Manifest, Tensor
 from fetchc.seqbin.reader import read_info
 from fetchc.seqbin.writer import write
-import fetchc.target.functions  # noqa: F401  (target.functions)
 from fetchc.target import CAST_BY_CODE, STAGE_ZERO_POINT, ZP_BY_MODE, ElementType
 
 __all__ = ["disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text",
@@ -159,7 +159,7 @@ def table_cells(t: Table) -> list[str]:
 
 def sequencer_text(p: Program) -> str:
     """``[limit : stride, ...] : packet_size`` (hardware.md §3 notation)."""
-    return "[" + ", ".join(f"{n} : {s}" for n, s in zip(p.limits, p.strides)) + f"] : {p.packet_size}"
+    return "[" + ", ".join(f"{n} : {s}" for n, s in zip(p.limits, p.strides, strict=False)) + f"] : {p.packet_size}"
 
 
 def stage_names(stages: int) -> list[str]:

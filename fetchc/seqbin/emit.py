@@ -26,17 +26,17 @@ from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.dialects.shared import memref_layout_of
-from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.frontend.locations import loc_text, op_error
+from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_names
+from fetchc.kernel import spelled as _spelled
+from fetchc.rewriting import walk
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
 from fetchc.seqbin.manifest import Kernel, KernelProgram, Manifest, Scalar, Tensor
 from fetchc.seqbin.writer import write
-from fetchc.rewriting import walk
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_names
-from fetchc.kernel import spelled as _spelled
 from fetchc.target import F32, element_type
 from fetchc.target.layout import layout_byte_span, memref_byte_span, memref_layout
 

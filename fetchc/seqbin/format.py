@@ -66,8 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fetchc import target
-from fetchc.target import LOOKUP_TABLES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES, ElementType
-from fetchc.target import functions
+from fetchc.target import LOOKUP_TABLES, TABLE_ENTRIES, TABLE_ENTRY_BYTES, TABLE_KEY_BYTES, ElementType, functions
 from fetchc.target.record import Fields
 
 if TYPE_CHECKING:

@@ -51,6 +51,7 @@ import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 from fetchc import __version__
@@ -342,7 +343,8 @@ def _check_program(
     if kp.packet_size != rec.packet_size:
         raise ManifestError(
             f"{at}.packet",
-            f"{list(kp.packet)} is {kp.packet_size} elements, but PROGRAMS record {n} has packet_size {rec.packet_size}",
+            f"{list(kp.packet)} is {kp.packet_size} elements, "
+            f"but PROGRAMS record {n} has packet_size {rec.packet_size}",
         )
     total = math.prod(rec.limits)
     if kp.elements != total:
@@ -567,7 +569,7 @@ def _check_arguments(k: Kernel, at: str) -> None:
     """Arguments in increasing order, no argument both a tensor and a
     scalar, names unique in the kernel."""
     for field, items in (("tensors", [t for t in k.tensors if t.arg is not None]), ("scalars", k.scalars)):
-        for a, b in zip(items, items[1:]):
+        for a, b in pairwise(items):
             if b.arg <= a.arg:  # type: ignore[operator]
                 i = list(getattr(k, field)).index(b)
                 raise ManifestError(f"{at}.{field}[{i}].arg", f"is {b.arg}, not after the previous one ({a.arg})")

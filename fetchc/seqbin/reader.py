@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import replace
+from itertools import pairwise
 
 from fetchc.seqbin.fields import PROGRAM_LAYOUT, WORDS, Layout, table_layout
 from fetchc.seqbin.format import (
@@ -32,9 +33,9 @@ from fetchc.seqbin.format import (
     VERSION_MAJOR,
     FileInfo,
     Program,
+    Section,
     SeqBin,
     SeqBinError,
-    Section,
     Table,
 )
 from fetchc.seqbin.manifest import Manifest, ManifestError
@@ -167,7 +168,7 @@ def _read_sections(data: bytes, minor: int) -> tuple[dict[int, Section], list[Se
         first_row[s.kind] = r
         rows.append(s)
     spans = sorted((s.offset, s.offset + s.size, s.kind_name) for s in rows if s.size)
-    for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
+    for (a0, a1, an), (b0, b1, bn) in pairwise(spans):
         if b0 < a1:
             raise SeqBinError(f"sections {an} (bytes [{a0}, {a1})) and {bn} (bytes [{b0}, {b1})) overlap.")
     fixed = [(KIND_PROGRAMS, PROGRAM_RECORD_SIZE)] + ([(KIND_TABLES, TABLE_RECORD_SIZE_1_1)] if minor < 2 else [])

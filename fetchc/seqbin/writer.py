@@ -47,7 +47,8 @@ def write(sb: SeqBin) -> bytes:
     """Encode ``sb`` as ``seq.bin`` bytes (seqbin.md "Layout").
 
     Header, section table rows TABLES, PROGRAMS, STRINGS (and MANIFEST when
-    ``sb.manifest`` is set), then the sections in that order, each at the next multiple of 8 bytes, zero gaps, no tail padding;
+    ``sb.manifest`` is set), then the sections in that order, each at the
+    next multiple of 8 bytes, zero gaps, no tail padding;
     CRC-32 over the whole file with the crc field zero.  The output depends
     only on ``sb``.  Version 1.2 (24-byte TABLES headers), except that
     content without a MANIFEST and without function tables is written as

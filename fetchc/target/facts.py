@@ -16,7 +16,6 @@ Spec: ``hardware.md`` §1-4, ``seqbin.md`` ("dtype codes", "TABLES").
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from fetchc.target.tables_data import TABLES as _TABLE_DATA
@@ -233,8 +232,9 @@ def type_name(attr: Attribute) -> str:
     t = element_type(attr)
     if t is not None:
         return t.name
-    from xdsl.printer import Printer
     from io import StringIO
+
+    from xdsl.printer import Printer
 
     s = StringIO()
     Printer(stream=s).print_attribute(attr)

@@ -50,7 +50,7 @@ def _linear(expr: AffineExpr, ndims: int, affine: ModuleType) -> tuple[list[int]
         if expr.kind == AffineBinaryOpKind.Add:
             a, ka = _linear(expr.lhs, ndims, affine)
             b, kb = _linear(expr.rhs, ndims, affine)
-            return [x + y for x, y in zip(a, b)], ka + kb
+            return [x + y for x, y in zip(a, b, strict=False)], ka + kb
         if expr.kind == AffineBinaryOpKind.Mul:
             a, ka = _linear(expr.lhs, ndims, affine)
             b, kb = _linear(expr.rhs, ndims, affine)
@@ -180,7 +180,7 @@ def layout_byte_span(shape: Sequence[int], strides: Sequence[int], offset: int, 
     if any(d == 0 for d in shape):
         return 0, 0
     lo = hi = offset
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=False):
         reach = (n - 1) * s
         if reach < 0:
             lo += reach
@@ -198,8 +198,8 @@ def nest_byte_span(base: int, limits: Sequence[int], strides: Sequence[int], bit
     in elements of ``bits`` bits; 4-bit element ``e`` lives in byte
     ``base + floor(e / 2)``.  The extremes of ``Σ i_k·stride_k`` are reached,
     so every read lies in the span."""
-    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(limits, strides))
-    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(limits, strides))
+    lo_e = sum(min(0, s * (n - 1)) for n, s in zip(limits, strides, strict=False))
+    hi_e = sum(max(0, s * (n - 1)) for n, s in zip(limits, strides, strict=False))
     if bits == 4:
         return base + lo_e // 2, base + hi_e // 2 + 1
     w = bits // 8

@@ -44,7 +44,6 @@ from fetchc.target.facts import (
     CAST_STAGE,
     CONTEXTS,
     FLIT_BYTES,
-    cast_fits_flit,
     LOOKUP_TABLES,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
@@ -59,10 +58,11 @@ from fetchc.target.facts import (
     ElementType,
     StageKind,
     ZeroPointRule,
+    cast_fits_flit,
     flit_count,
+    has_table_register,
     innermost_ok,
     stride_fits,
-    has_table_register,
 )
 from fetchc.target.functions import (
     FUNCTION_KEYS,
@@ -290,7 +290,7 @@ def read_elements(p: Fields, labels: Labels = FIELDS) -> int:
             f"{L.field('words_per_packet')} is {wpp}, but {wpp} reads of {elems} {t} elements "
             f"(fetch_size {fetch}) are {wpp * elems} elements, not packet_size {packet}",
         )
-    max_access = math.gcd(packet, contiguous_run(list(zip(p.limits, p.strides))))
+    max_access = math.gcd(packet, contiguous_run(list(zip(p.limits, p.strides, strict=False))))
     if max_access % elems:
         raise RecordError(
             "fetch_size",

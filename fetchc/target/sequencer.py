@@ -19,20 +19,20 @@ Units, everywhere in this module:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from fetchc.target import facts as target
 from fetchc.target import (
     BASE_LIMIT,
-    dm_base_problem,
     FLIT_BYTES,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
     READ_BYTES,
     SUB_READ_BYTES,
     ElementType,
+    dm_base_problem,
 )
+from fetchc.target import facts as target
 
 __all__ = [
     "SequencerError",
@@ -106,7 +106,7 @@ class SequencerConfig:
         import numpy as np
 
         offs = np.zeros((), dtype=np.int64)
-        for n, s in zip(self.limits, self.strides):
+        for n, s in zip(self.limits, self.strides, strict=False):
             offs = offs[..., None] + np.arange(n, dtype=np.int64) * s
         return offs.reshape(-1)
 
@@ -158,7 +158,7 @@ def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[in
     Raises :class:`SequencerError` when a dimension cannot be split.  The
     entry budget (8) is *not* checked here; see :func:`derive`.
     """
-    kept = [(n, s) for n, s in zip(sizes, strides) if n != 1]
+    kept = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
     merged: list[tuple[int, int]] = []  # innermost first
     for n, s in reversed(kept):
         if merged:
@@ -192,7 +192,7 @@ def contiguous_run(entries: Sequence[tuple[int, int]]) -> int:
     if s == 0:
         return 1
     run = n
-    for (n_o, s_o), (n_i, s_i) in zip(reversed(entries[:-1]), reversed(entries[1:])):
+    for (n_o, s_o), (n_i, s_i) in zip(reversed(entries[:-1]), reversed(entries[1:]), strict=True):
         if s_o != n_i * s_i:
             break
         run *= n_o
@@ -367,8 +367,8 @@ def _check_addresses(
     """Every byte read lies in ``[0, 2^19)`` (one slice's DM; the upper end
     only when ``placed``); a 4-bit first element is even."""
     bits = elem.bits
-    lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
-    hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes))
+    lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes, strict=False))
+    hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes, strict=False))
     lo_addr = base + (lo_e * bits) // 8
     hi_addr = base + (hi_e * bits) // 8 + max(1, bits // 8) - 1
     if lo_addr < 0 or (placed and hi_addr >= BASE_LIMIT):

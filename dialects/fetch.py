@@ -267,7 +267,7 @@ class FetchOp(IRDLOperation):
         fetch sits directly in the entry block of a ``func.func``."""
         block = self.parent_block()
         parent = block.parent_op() if block is not None else None
-        if parent is None:
+        if block is None or parent is None:
             raise OpError("is not inside a func.func: a Fetch Unit program belongs to a kernel function")
         if parent.name != "func.func":
             raise OpError(
@@ -414,7 +414,7 @@ def _function_table_error(op: TableLookupOp, s: target.ElementType | None, d: ta
             f"f8E4M3FN with a plain fetch.table_lookup, commit it to DM with rngd.commit, and fetch that through "
             f"the {fn.data} table"
         )
-    if not functions.is_function_key(s):
+    if s is None or not functions.is_function_key(s):
         keys = ", ".join(t.name for t in functions.FUNCTION_KEYS)
         return f"has no function table keyed by {sn}; function tables are keyed by {keys} (hardware.md §2.1b)"
     if d != functions.FUNCTION_OUTPUT:
@@ -673,7 +673,7 @@ class ZpSubOp(IRDLOperation):
             raise OpError(f"has no {sn} -> {dn} form: zero-point subtraction widens {sn} to {rule.result.name}")
 
         def zp_range() -> None:
-            rule = target.ZERO_POINT[s]  # type: ignore[index]
+            rule = target.ZERO_POINT[s]  # type: ignore[index]  # runs after table(): s has a rule
             if not rule.lo <= self.zp <= rule.hi:
                 raise OpError(
                     f"zero point {self.zp} is outside the {rule.source.name} range [{rule.lo}, {rule.hi}]; "

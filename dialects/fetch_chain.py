@@ -120,7 +120,7 @@ def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
     for op in walk(module):
         if op.name != "func.func":
             continue
-        bad_slices = slice_errors(op)  # type: ignore[arg-type]
+        bad_slices = slice_errors(op)  # type: ignore[arg-type]  # named func.func: a FuncOp
         if bad_slices:  # one error per op: the first
             out.append((op, bad_slices[0]))
             continue
@@ -202,7 +202,7 @@ def check_foreign_uses(op: Operation) -> None:
         which = "its result stream" if len(op.results) == 1 else f"its result stream #{i}"
         notes: list[tuple[Operation, str]] = [(user, "used here")]
         if t.elem in target.CONTRACTION_ONLY:
-            e = t.elem.name  # type: ignore[union-attr]
+            e = t.elem.name
             producer = zp_producer(res)
             if producer is not None and producer is not op:
                 notes.append((producer, f"the {e} stream is produced here by zero-point subtraction"))

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolNameConstraint,
@@ -75,16 +76,27 @@ from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 # Enumerated register fields (seqbin.md PROGRAMS words 0, 24, 26, 29)
 # ---------------------------------------------------------------------------
 
-Unit = StrEnum("Unit", {c.upper(): c for c in target.CONTEXTS})
-"""PROGRAMS word 0: the Fetch Unit (``main`` = 0, ``sub`` = 1)."""
-Stage = StrEnum("Stage", {s.name.upper(): s.name for s in target.STAGES})
-"""PROGRAMS word 24 bits: ``table_lookup``, ``type_conversion``, ``zero_point``."""
-Cast = StrEnum("Cast", {f"{s.name}_to_{d.name}".upper(): f"{s.name}_to_{d.name}" for (s, d) in target.CAST_CODES})
-"""PROGRAMS word 26: the seven casts of hardware.md §2.2, ``f8E4M3FN_to_f32``..."""
-ZpMode = StrEnum(
-    "ZpMode", {"NONE": "none", **{f"{r.source.name}_to_{r.result.name}".upper(): f"{r.source.name}_to_{r.result.name}" for r in target.ZERO_POINT.values()}}
-)
-"""PROGRAMS word 29: ``none``, ``i4_to_i5``, ``i8_to_i9``."""
+# The members come from fetchc.target's tables (one home per fact), so the
+# enums are built with the functional API, whose computed members a type
+# checker cannot see: to it, each is a plain StrEnum.
+if TYPE_CHECKING:
+    Unit = StrEnum
+    Stage = StrEnum
+    Cast = StrEnum
+    ZpMode = StrEnum
+else:
+    Unit = StrEnum("Unit", {c.upper(): c for c in target.CONTEXTS})
+    """PROGRAMS word 0: the Fetch Unit (``main`` = 0, ``sub`` = 1)."""
+    Stage = StrEnum("Stage", {s.name.upper(): s.name for s in target.STAGES})
+    """PROGRAMS word 24 bits: ``table_lookup``, ``type_conversion``, ``zero_point``."""
+    Cast = StrEnum("Cast", {f"{s.name}_to_{d.name}".upper(): f"{s.name}_to_{d.name}" for (s, d) in target.CAST_CODES})
+    """PROGRAMS word 26: the seven casts of hardware.md §2.2, ``f8E4M3FN_to_f32``..."""
+    ZpMode = StrEnum(
+        "ZpMode",
+        {"NONE": "none", **{f"{r.source.name}_to_{r.result.name}".upper(): f"{r.source.name}_to_{r.result.name}"
+                            for r in target.ZERO_POINT.values()}},
+    )
+    """PROGRAMS word 29: ``none``, ``i4_to_i5``, ``i8_to_i9``."""
 
 
 class _AngleEnum:
@@ -104,7 +116,7 @@ class _AngleEnum:
 
 
 @irdl_attr_definition
-class FetchUnitAttr(_AngleEnum, EnumAttribute[Unit]):  # type: ignore[misc]
+class FetchUnitAttr(_AngleEnum, EnumAttribute[Unit]):
     """``#fetch_seq.unit<main|sub>``: PROGRAMS word 0."""
 
     name = "fetch_seq.unit"
@@ -135,7 +147,7 @@ class StagesAttr(BitEnumAttribute[Stage]):
 
 
 @irdl_attr_definition
-class CastAttr(_AngleEnum, EnumAttribute[Cast]):  # type: ignore[misc]
+class CastAttr(_AngleEnum, EnumAttribute[Cast]):
     """``#fetch_seq.cast<f8E4M3FN_to_f32>``: PROGRAMS word 26, one of the seven
     casts of hardware.md §2.2."""
 
@@ -156,7 +168,7 @@ class CastAttr(_AngleEnum, EnumAttribute[Cast]):  # type: ignore[misc]
 
 
 @irdl_attr_definition
-class ZpModeAttr(_AngleEnum, EnumAttribute[ZpMode]):  # type: ignore[misc]
+class ZpModeAttr(_AngleEnum, EnumAttribute[ZpMode]):
     """``#fetch_seq.zp_mode<none|i4_to_i5|i8_to_i9>``: PROGRAMS word 29."""
 
     name = "fetch_seq.zp_mode"
@@ -306,7 +318,7 @@ class TableOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
-def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
+def _ints(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
     values = attr.get_values()  # a tuple of ints for an integer element type
     return values if all(type(x) is int for x in values) else tuple(int(x) for x in values)
 
@@ -440,10 +452,10 @@ class ProgramOp(IRDLOperation):
         return memo_on(self, "_fields_memo", key, self._read_fields)
 
     def _read_fields(self) -> Fields:
-        p = self.properties
+        p: dict[str, Any] = self.properties  # each of the type its definition declares (IRDL verified it)
         zp, tc = p.get("zero_point"), p.get("type_conversion")
         return Fields(
-            unit=p["unit"].code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]
+            unit=p["unit"].code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]  # Fetch Unit types: verify_ checks them first
             base=p["base"].value.data, packet_size=p["packet_size"].value.data,
             fetch_size=p["fetch_size"].value.data, limits=_ints(p["limits"]), strides=_ints(p["strides"]),
             stages=p["stages"].code, table=None if p.get("table") is None else 0,
@@ -487,7 +499,7 @@ class ProgramOp(IRDLOperation):
         # reader and writer and the simulator.
         pairs = [] if top is None else [top.pair]
         try:
-            check_program(self.fields(), pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]
+            check_program(self.fields(), pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
         except RecordError as e:
             raise OpError(e.message) from None
 

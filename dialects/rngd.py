@@ -118,8 +118,8 @@ class _StreamPassOp(IRDLOperation):
             if self.input.type != self.result.type:
                 raise OpError(
                     f"passes a stream through unchanged, but its result type "
-                    f"{self.result.type.spelled()} differs from its input "  # type: ignore[attr-defined]
-                    f"{self.input.type.spelled()}"  # type: ignore[attr-defined]
+                    f"{self.result.type.spelled()} differs from its input "
+                    f"{self.input.type.spelled()}"  # type: ignore[attr-defined]  # a StreamType (operand_def), typed Attribute by xDSL
                 )
 
         run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), same])
@@ -447,7 +447,7 @@ class ScratchOp(IRDLOperation):
         def placement() -> None:
             block = self.parent_block()
             parent = block.parent_op() if block is not None else None
-            if parent is None or parent.name != "func.func" or block.prev_block is not None:
+            if block is None or parent is None or parent.name != "func.func" or block.prev_block is not None:
                 where = "outside a func.func" if parent is None else f"inside '{parent.name}'"
                 if parent is not None and parent.name == "func.func":
                     where = "outside the entry block of its func.func"

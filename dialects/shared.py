@@ -85,7 +85,7 @@ class IdentityCache:
         key = (*map(id, objects), *values)
         entry = self._entries.get(key)
         if entry is not None and all(a is b for a, b in zip(entry[0], objects, strict=False)):
-            return entry[1]  # type: ignore[return-value]
+            return entry[1]  # type: ignore[return-value]  # what compute() returned for this key
         value = compute()
         if len(self._entries) >= self.maxsize:
             del self._entries[next(iter(self._entries))]

@@ -135,7 +135,10 @@ def compile(
             got = _CACHE.compile(text, filename, spec, lambda t: compile_uncached(t, filename, spec)[:3])
             if got is not None:
                 sb, data = got
-                lazy = lambda: compile_uncached(text, filename, spec)[1::2]  # noqa: E731
+
+                def lazy() -> tuple:
+                    return compile_uncached(text, filename, spec)[1::2]
+
                 return CompileResult(seq_bin=data, seqbin=sb, _module=lazy)
         sb, data, _, module = compile_uncached(module_or_text, filename, spec)
     return CompileResult(seq_bin=data, seqbin=sb, _module=module)

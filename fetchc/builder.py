@@ -81,6 +81,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from types import FrameType
+from typing import cast
 
 from xdsl.builder import Builder, ImplicitBuilder, InsertPoint
 from xdsl.dialects import func
@@ -93,6 +95,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntAttr,
     IntegerAttr,
+    LocationAttr,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
@@ -169,7 +172,7 @@ def as_type(t: TypeLike) -> Attribute:
             parser = Parser(_context(), t)
             parsed = parser.parse_type()
             if parser.pos < len(t.rstrip()):
-                raise ParseError(parser.pos, "unexpected text after the type")
+                parser.raise_error("unexpected text after the type")
         except ParseError as e:
             raise ValueError(f"{t!r} is not an MLIR type: {str(e).strip().splitlines()[-1]}") from None
         return parsed
@@ -333,7 +336,7 @@ def caller_location() -> FileLineColLoc | UnknownLoc:
     ``k.fetch_rows(c, 64).dequant(b)``, as MLIR locates an op at its name;
     needs Python >= 3.11 and the source file, else the start of the call,
     else column 1).  ``UnknownLoc`` when there is no such frame."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.normcase(os.path.abspath(frame.f_code.co_filename)) == _THIS_FILE:
         frame = frame.f_back
     if frame is None:
@@ -351,12 +354,12 @@ def caller_location() -> FileLineColLoc | UnknownLoc:
     return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
 
 
-def _as_location(loc: LocLike) -> Attribute:
+def _as_location(loc: LocLike) -> LocationAttr:
     if isinstance(loc, tuple):
         filename, line, col = loc
         return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
     if isinstance(loc, Attribute):
-        return loc
+        return cast(LocationAttr, loc)  # as given: xDSL stores any attribute as an op's location
     raise TypeError(f"loc: expected a location attribute or (filename, line, column), not {type(loc).__name__}")
 
 
@@ -396,7 +399,7 @@ class ModuleBuilder:
         if exc_type is None and not self._finished:
             self.finish()
 
-    def _location(self, loc: LocLike) -> Attribute:
+    def _location(self, loc: LocLike) -> LocationAttr:
         if loc is not None:
             return _as_location(loc)
         return caller_location() if self.locations else UnknownLoc()
@@ -447,9 +450,9 @@ class ModuleBuilder:
             if arg.slice_dim is not None:
                 attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(arg.slice_dim, i64)
         block = Block(arg_types=types)
-        for arg, (arg_name, _), data in zip(block.args, named, attrs, strict=True):
-            arg.name_hint = _ssa_name(name, arg_name, isinstance(arg.type, (MemRefType, Float32Type)))
-            if isinstance(arg.type, (MemRefType, Float32Type)):
+        for value, (arg_name, _), data in zip(block.args, named, attrs, strict=True):
+            value.name_hint = _ssa_name(name, arg_name, isinstance(value.type, (MemRefType, Float32Type)))
+            if isinstance(value.type, (MemRefType, Float32Type)):
                 data[NAME_ATTR] = StringAttr(arg_name)
         arg_attrs = ArrayAttr([DictionaryAttr(dict(sorted(a.items()))) for a in attrs]) if any(attrs) else None
         # Built under our own implicit builders, so that an implicit builder
@@ -530,8 +533,9 @@ class KernelBuilder:
         self._owner = owner
         self.func = func_op
         self._block = func_op.body.block
-        self._terminator = self._block.last_op
-        assert isinstance(self._terminator, func.ReturnOp)
+        terminator = self._block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        self._terminator: func.ReturnOp = terminator
         self._builder = Builder(InsertPoint.before(self._terminator))
         self._pending: dict[SSAValue, Operation] = {}
         self.closed = False
@@ -656,7 +660,7 @@ class KernelBuilder:
         old_ret.detach()
         self._builder.insertion_point = InsertPoint.at_end(self._block)
         try:
-            op = self._emit(lambda: func.ReturnOp(*values), where)
+            op = cast(func.ReturnOp, self._emit(lambda: func.ReturnOp(*values), where))
         except BaseException:
             self.func.properties["function_type"] = old_type
             self._block.add_op(old_ret)
@@ -711,7 +715,7 @@ class KernelBuilder:
         for value in list(self._pending):
             self._drop_placeholder(value)
 
-    def _emit(self, make: Callable[[], Operation], where: Attribute, constructed: bool = False) -> Operation:
+    def _emit(self, make: Callable[[], Operation], where: LocationAttr, constructed: bool = False) -> Operation:
         """Build ``make()`` at the end of the body with location ``where``,
         verify it, and return it; on a verifier error remove it again and
         raise :class:`DiagnosticError`."""
@@ -822,10 +826,10 @@ class Stream:
     def __repr__(self) -> str:
         return f"Stream({self.type.spelled()})"
 
-    def _where(self, loc: LocLike) -> Attribute:
+    def _where(self, loc: LocLike) -> LocationAttr:
         return self._kernel._owner._location(loc)
 
-    def _stream(self, make: Callable[[], Operation], where: Attribute) -> Stream:
+    def _stream(self, make: Callable[[], Operation], where: LocationAttr) -> Stream:
         op = self._kernel._emit(make, where)
         return Stream(self._kernel, op.results[0])
 

@@ -88,7 +88,7 @@ class _ArgumentParser(argparse.ArgumentParser):
     """argparse, with its usage errors (which quote the command line:
     ``unrecognized arguments: ...``) escaped like every other message."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         super().error(printable(message))
 
 
@@ -496,7 +496,7 @@ class _UsageError(Exception):
 
 
 class _Parser(_ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         raise _UsageError(message)
 
 

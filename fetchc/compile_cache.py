@@ -51,11 +51,15 @@ import os
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 from fetchc import __version__, cachedir
 from fetchc.textlayout import FuncText, Layout, layout
+
+if TYPE_CHECKING:
+    from fetchc.seqbin import SeqBin
 
 __all__ = [
     "DISK_BYTES",
@@ -272,7 +276,7 @@ def _token_at(stamp: _Stamp, loc: str) -> tuple[str, int] | None:
     return stamp.func.occurrence(stamp.layout.line_starts[line - 1] + col - 1)
 
 
-def merge(parts: Sequence) -> object:
+def merge(parts: Sequence) -> SeqBin:
     """One :class:`~fetchc.seqbin.SeqBin` of per-function parts, in order:
     programs concatenated (MANIFEST program indices shifted), each distinct
     table stored once in order of first use (program ``table`` fields
@@ -282,7 +286,8 @@ def merge(parts: Sequence) -> object:
 
     tables: list = []
     index_of: dict = {}
-    programs, kernels = [], []
+    programs: list[Any] = []
+    kernels: list[Any] = []
     for part in parts:
         base = len(programs)
         for p in part.programs:
@@ -311,7 +316,9 @@ def _split(sb, functions: Sequence[FuncText]) -> list | None:
     parts = []
     for f in functions:
         idx = [i for i, p in enumerate(sb.programs) if p.name is not None and p.name.rpartition("/")[0] == f.name]
-        tables, index_of, progs = [], {}, []
+        tables: list[Any] = []
+        index_of: dict[Any, int] = {}
+        progs: list[Any] = []
         for p in (sb.programs[i] for i in idx):
             if p.table is not None:
                 if p.table not in index_of:
@@ -377,7 +384,7 @@ class KernelCache:
     def __init__(self, disk: bool = False) -> None:
         self.disk = disk
         self._memory: OrderedDict[str, object] = OrderedDict()
-        self._inputs: OrderedDict[str, tuple[bytes, object]] = OrderedDict()
+        self._inputs: OrderedDict[str, tuple[SeqBin, bytes]] = OrderedDict()
         self.hits = self.misses = 0
 
     # -- storage -----------------------------------------------------------
@@ -456,7 +463,7 @@ class KernelCache:
         from fetchc.seqbin import SeqBinError, write
 
         try:
-            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps, strict=False)])
+            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps, strict=True)])
             result = (sb, write(sb))
         except (SeqBinError, LookupError, ValueError):
             return None  # e.g. two tensors stamped with one name: the normal compile says why
@@ -503,7 +510,7 @@ def _cacheable_pipeline(pipeline: str) -> bool:
         return False
 
 
-def _only(text: str, lay: Layout, keep: Sequence[int]) -> str:
+def _only(text: str, lay: Layout, keep: Collection[int]) -> str:
     """``text`` with every function but those at ``keep`` replaced by
     spaces (line breaks kept), so the kept ones keep their lines, columns and
     aliases."""

@@ -49,7 +49,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from fetchc.escape import printable
 
 if TYPE_CHECKING:
-    from xdsl.ir import Attribute, Operation
+    from xdsl.ir import Attribute, Block, Operation, Region
 
 __all__ = [
     "SEVERITIES",
@@ -183,17 +183,17 @@ class PathCache:
         self._index: dict[int, dict[int, int]] = {}
         self._blocks: dict[int, dict[int, int]] = {}
 
-    def op_index(self, block: object, op: Operation) -> int:
+    def op_index(self, block: Block, op: Operation) -> int:
         table = self._index.get(id(block))
         if table is None:
-            table = {id(o): i for i, o in enumerate(block.ops)}  # type: ignore[attr-defined]
+            table = {id(o): i for i, o in enumerate(block.ops)}
             self._index[id(block)] = table
         return table.get(id(op), -1)
 
-    def block_index(self, region: object, block: object) -> int:
+    def block_index(self, region: Region, block: Block) -> int:
         table = self._blocks.get(id(region))
         if table is None:
-            table = {id(b): i for i, b in enumerate(region.blocks)}  # type: ignore[attr-defined]
+            table = {id(b): i for i, b in enumerate(region.blocks)}
             self._blocks[id(region)] = table
         return table.get(id(block), -1)
 

@@ -378,7 +378,7 @@ def run_pipeline(
             before_pass(p, module)
         tracker = ChangeTracker() if isinstance(p, FetchcPass) else None
         try:
-            if tracker is not None:
+            if tracker is not None and isinstance(p, FetchcPass):
                 p.apply_tracked(ctx, module, tracker.listener)
             else:
                 p.apply(ctx, module)

@@ -107,7 +107,7 @@ class NpyFile:
         if self.nbytes:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
-                got = f.readinto(memoryview(flat.view(np.uint8)).cast("B"))
+                got = f.readinto(memoryview(flat.view(np.uint8)).cast("B"))  # type: ignore[arg-type]  # numpy declares ndarray.__buffer__ for Python >= 3.12 only
             if got != self.nbytes:
                 raise NpyError(f"{self.where} is truncated: it shrank while it was read")
         return flat.reshape(self.shape, order="F" if self.fortran else "C")

@@ -223,7 +223,7 @@ class _StreamWriter:
 
 def _to_stream(writer: _StreamWriter, data: bytes | Callable[[BinaryIO], None]) -> None:
     if callable(data):
-        data(writer)  # type: ignore[arg-type]
+        data(writer)  # type: ignore[arg-type]  # _StreamWriter: the BinaryIO methods writers use
     else:
         writer.write(data)
     writer.flush()

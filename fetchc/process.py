@@ -122,7 +122,7 @@ def load_numpy() -> None:
                 f"is left{limit_text()}"
             ) from None
     try:
-        import ml_dtypes  # noqa: F401
+        import ml_dtypes  # noqa: F401  (imported to load it under the limit)
         import numpy  # noqa: F401  (first: ml_dtypes' C import of numpy prints its failure)
     except MemoryError:
         raise ResourceExhausted(f"not enough memory to load numpy{limit_text()}") from None
@@ -205,7 +205,7 @@ def call_with_deep_stack(fn: Callable[..., T], *args: Any) -> T:
     import threading
 
     global STACK_IN_USE
-    outcome: dict[str, object] = {}
+    outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
@@ -249,7 +249,7 @@ def call_with_deep_stack(fn: Callable[..., T], *args: Any) -> T:
         else:
             sys.setrecursionlimit(old_limit)
     if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
+        raise outcome["error"]
     return outcome["value"]
 
 

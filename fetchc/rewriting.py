@@ -99,6 +99,10 @@ class FetchcPass(ModulePass):
 
     summary: ClassVar[str] = ""
 
+    def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
+        """Run the pass on ``op``, every rewrite through ``listener``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement apply_tracked")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Run the pass as ``xdsl-opt`` (or any xDSL pass pipeline) does.  A
         :class:`~fetchc.diagnostics.PassError` is reported as xDSL reports

@@ -120,5 +120,5 @@ def install(command: str = "compile") -> None:
     if path is None:
         return
     _cache.update(_load(path))
-    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    dataclasses.exec = _exec  # type: ignore[attr-defined]  # shadows the builtin for dataclasses' generated code
     atexit.register(_save, path)

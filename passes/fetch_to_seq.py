@@ -152,7 +152,7 @@ class FetchToProgram(RewritePattern):
             elif stage.name == "fetch.cast" and src != dst:
                 cast = (src, dst)
             elif stage.name == "fetch.zp_sub":
-                zero_point = (target.ZERO_POINT[src], stage.zp)  # type: ignore[attr-defined]
+                zero_point = (target.ZERO_POINT[src], stage.zp)  # type: ignore[attr-defined]  # a ZpSubOp (by name)
         try:
             cfg = op.sequencer_config(cast_out=cast[1] if cast else None, infer_cast=False)
         except OpError as e:

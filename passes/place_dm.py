@@ -78,7 +78,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass  # noqa: F401
 from xdsl.pattern_rewriter import PatternRewriterListener
 
 from fetchc import target
@@ -177,7 +176,7 @@ class _Tensor:
 
 
 def _first_prop(t: _Tensor) -> str:
-    return next(u.prop for u in t.uses if u.op is t.source)  # type: ignore[return-value]
+    return next(u.prop for u in t.uses if u.op is t.source)  # type: ignore[return-value]  # the source named a property
 
 
 def _prop_text(use: _Use) -> str:
@@ -225,7 +224,7 @@ def _kernel_bytes(func: FuncOp, shapes: dict[int, tuple[int, ...]] | None = None
     after the other (:func:`place_after`), with ``shapes`` replacing some
     arguments' shapes.  A memref without a DM layout counts 0."""
     free = 0
-    for arg in func.body.blocks.first.args:  # type: ignore[union-attr]
+    for arg in func.args:
         t = arg.type
         if not isinstance(t, MemRefType):
             continue
@@ -259,7 +258,7 @@ def slices_hint(func: FuncOp | None, dm_size: int) -> str:
     while s0 * k <= target.MAX_SLICES:
         shapes: dict[int, tuple[int, ...]] = {}
         dims: dict[int, int] = {}
-        for arg in func.body.blocks.first.args:  # type: ignore[union-attr]
+        for arg in func.args:
             t = arg.type
             if not isinstance(t, MemRefType) or not t.get_shape() or not isinstance(t.layout, NoneAttr):
                 continue
@@ -271,7 +270,7 @@ def slices_hint(func: FuncOp | None, dm_size: int) -> str:
                 dims[arg.index] = d
         split = _kernel_bytes(func, shapes)
         if split <= dm_size and dims:
-            args = func.body.blocks.first.args  # type: ignore[union-attr]
+            args = func.args
             groups: dict[int, list[str]] = {}
             for i, d in dims.items():
                 groups.setdefault(d, []).append(_spelled(args[i]))
@@ -329,7 +328,7 @@ def _collect_uses(func: FuncOp, entry: Block) -> _Walk:
         if isinstance(value, BlockArgument) and value.block is entry:
             found.arg_uses.append((value.index, _Use(op, prop, addr)))
         elif isinstance(value, OpResult) and value.op in found.scratches:
-            found.scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]
+            found.scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]  # a key: a ScratchOp
         elif found.foreign is None:
             found.foreign = (op, value, verb)
     return found
@@ -430,6 +429,7 @@ def _infer_base(t: _Tensor, dm_size: int) -> None:
             t.base, t.source = u.addr, u.op
         elif u.addr != t.base:
             first = next(f for f in t.uses if f.op is t.source)
+            assert t.base is not None  # set together with t.source
             raise PassError(
                 u.op,
                 f"{_prop_text(u)} disagrees with the first address given for {_spelled(t.arg)}, "
@@ -496,16 +496,16 @@ def _write_back(
     address on every op that names one, ``dm_base`` on every scratch buffer;
     ``listener`` is told of ``func`` and of every op that changes."""
     new_attrs = []
-    for i in range(len(func.body.blocks.first.args)):  # type: ignore[union-attr]
+    for i in range(len(func.args)):
         attrs: dict[str, Attribute] = dict(old_attrs[i].data) if i < len(old_attrs) else {}
         if i in tensors:
-            attrs[DM_BASE_ATTR] = i64_attr(tensors[i].base)  # type: ignore[arg-type]
+            attrs[DM_BASE_ATTR] = i64_attr(tensors[i].base)
         new_attrs.append(DictionaryAttr(attrs))
     func.arg_attrs = ArrayAttr(new_attrs)
     if listener is not None:
         listener.handle_operation_modification(func)
     for t in tensors.values():
-        _set_addresses(t.uses, t.base, listener)  # type: ignore[arg-type]
+        _set_addresses(t.uses, t.base, listener)  # type: ignore[arg-type]  # placed: base is set
     for sop, base in scratch_bases.items():
         if sop.properties.get("dm_base") != i64_attr(base):
             sop.properties["dm_base"] = i64_attr(base)
@@ -525,9 +525,9 @@ def place_function(
     over the function body.  Raises :class:`PassError` as the module
     docstring lists, before changing the IR.  ``listener`` is told of every
     op whose properties change (and of ``func``)."""
-    if not func.body.blocks:
+    entry = func.body.blocks.first
+    if entry is None:
         return None
-    entry: Block = func.body.blocks.first  # type: ignore[assignment]
     found = _collect_uses(func, entry)
     if not found.has_fetch:
         return None
@@ -538,10 +538,10 @@ def place_function(
     _place_rest(func, tensors, dm_size)
     # Scratch buffers after every argument, in program order; check them all
     # before touching the IR.
-    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]
+    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]  # placed: bases are set
     scratch_bases = place_scratch(func, found.scratches, free, dm_size)
     _write_back(func, old_attrs, tensors, found.scratches, scratch_bases, listener)
-    return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]
+    return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]  # placed: bases are set
 
 
 def place_scratch(

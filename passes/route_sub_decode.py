@@ -192,7 +192,7 @@ class RouteSubConvert(_RoutePattern):
         (kind, decoded), rest = chain[0], chain[1:]
         assert kind == target.TABLE_LOOKUP and all(k == target.CAST for k, _ in rest)
         new, staged = _route(op, codes, decoded, rest[-1][1] if rest else None)
-        self.created.append(new[0])  # type: ignore[arg-type]
+        self.created.append(new[0])  # type: ignore[arg-type]  # _route's first op: the scratch buffer
 
         value: SSAValue = staged.result
         casts: list[Operation] = []
@@ -219,7 +219,7 @@ class RouteSubDequant(_RoutePattern):
         base = None if op.scale_base is None else op.scale_base.value.data
         sops, scale = scale_fetch_ops(op, codes, base)
         new, staged = _route(op, codes, target.F8E4M3FN, target.F32)
-        self.created.append(new[0])  # type: ignore[arg-type]
+        self.created.append(new[0])  # type: ignore[arg-type]  # _route's first op: the scratch buffer
 
         cast = CastOp(staged.result, staged.stream.with_element(target.mlir_type(target.F32)))
         cast.location = op.location

@@ -365,7 +365,7 @@ class FastParser(AttrLexer):
         if len(inputs) != len(names):
             raise Fallback("operand count")
         operands = [self.use(n, t) for n, t in zip(names, inputs, strict=False)]
-        for prop in cls.get_irdl_definition().properties:  # type: ignore[attr-defined]
+        for prop in cls.get_irdl_definition().properties:  # type: ignore[attr-defined]  # a class of reg.generic: an IRDL op
             if prop in attrs and prop not in props:
                 props[prop] = attrs.pop(prop)
         self.stack.pop()

@@ -11,9 +11,11 @@ result and property values (``resolve_constraint_variables``), with an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
-from xdsl.irdl import IRDLOperation, OptionalDef
+from xdsl.irdl import AttrOrPropDef, IRDLOperation, OptionalDef
 from xdsl.irdl.constraints import VerificationContext
 
 __all__ = ["Format", "Registry", "check_constraints", "get_registry"]
@@ -62,13 +64,14 @@ def _simple_classes(op_def) -> tuple[tuple[type, ...], tuple[type, ...]] | None:
             return c.constraint.constr.attr  # operand_def(X): exactly one X
         return None
 
-    checked = [d for defs in (op_def.properties, op_def.attributes) for d in defs.values()
+    all_defs: tuple[Mapping[str, AttrOrPropDef], ...] = (op_def.properties, op_def.attributes)
+    checked = [d for defs in all_defs for d in defs.values()
                if not (isinstance(d, OptionalDef) and d.default_value is None)]
     operands = [base(d) for _, d in op_def.operands]
     results = [base(d) for _, d in op_def.results]
     if checked or None in operands or None in results:
         return None
-    return tuple(operands), tuple(results)  # type: ignore[arg-type]
+    return tuple(operands), tuple(results)  # type: ignore[arg-type]  # no None: checked above
 
 
 # The declarative formats the fast path parses: (fewest operands, most

@@ -121,7 +121,7 @@ takes the ordinary path), so a lookup never copies more than this."""
 _INT_I64 = re.compile(r"(-?[0-9]{1,60})[ ]*:[ ]*i64(?![a-zA-Z0-9_$.])", re.ASCII)
 
 
-def _unverified_ok(cls: type) -> bool:
+def _unverified_ok(cls: type[Attribute]) -> bool:
     """Whether ``cls`` adds no verifier of its own to the generic IRDL
     parameter checks (then a value built from parameters of the declared
     classes is the one ``__init__`` would build and verify)."""
@@ -166,7 +166,7 @@ _MEMREF_NEW = all(d.converter is None for _, d in MemRefType.get_irdl_definition
 ] == ["shape", "element_type", "layout", "memory_space"]
 
 
-def _memref_type(elem: Attribute, shape: list[int], layout: Attribute) -> MemRefType:
+def _memref_type(elem: Attribute, shape: list[int], layout: MemRefLayoutAttr | NoneAttr) -> MemRefType:
     """``MemRefType(elem, shape, layout)`` as xDSL's parser builds it, through
     ``MemRefType.new`` with the parameters ``__init__`` would compute (it
     only wraps the shape; no converters): the same object, verified the
@@ -178,6 +178,9 @@ def _memref_type(elem: Attribute, shape: list[int], layout: Attribute) -> MemRef
 
 def _float_types() -> dict[str, Attribute]:
     return dict(AttrParser._builtin_float_types)
+
+
+_AttrClass = type[Attribute]  # spelled here: inside AttrLexer, ``type`` is its method
 
 
 class AttrLexer:
@@ -206,7 +209,7 @@ class AttrLexer:
         pos = self.pos
         if self.text[pos : pos + 1] not in _WS_FIRST:  # at a token already (most calls)
             return pos
-        self.pos = _WS.match(self.text, pos).end()  # type: ignore[union-attr]
+        self.pos = _WS.match(self.text, pos).end()  # type: ignore[union-attr]  # _WS matches the empty string
         return self.pos
 
     def peek(self) -> str:
@@ -408,7 +411,7 @@ class AttrLexer:
         self.memo[key] = made = cls.new((elem,))
         return made
 
-    def _registered(self, name: str, cls: type) -> None:
+    def _registered(self, name: str, cls: _AttrClass) -> None:
         """xDSL's parser knows ``!name`` only from the context: so must we."""
         if self.ctx.get_optional_type(name) is not cls:
             raise Fallback(f"!{name} is not registered in this context")
@@ -480,7 +483,7 @@ class AttrLexer:
         pos = self.skip()
         c = self.text[pos : pos + 1]
         if c == '"':
-            return StringAttr(self.string())  # type: ignore[arg-type]
+            return StringAttr(self.string())  # type: ignore[arg-type]  # at '"': a string, never None
         if c == "#":
             return self._hash_attr(pos)
         if c == "[":
@@ -661,7 +664,7 @@ class AttrLexer:
                 raise Fallback("affine map spelling")
             hit = self.memo[key] = AffineMapAttr(AffineMap(len(dims), len(syms), tuple(exprs)))
         self.pos = found.end()
-        return hit  # type: ignore[return-value]
+        return hit  # type: ignore[return-value]  # the memo holds an AffineMapAttr under a map's spelling
 
     def _affine_ids(self, open_: str, close: str) -> list[str]:
         self.expect(open_)
@@ -812,7 +815,8 @@ class AttrLexer:
             while self.accept(","):
                 parts.append(self.location())
             self.expect("]")
-            return FusedLoc(tuple(parts), NoneAttr())
+            # FusedLoc's converter makes the tuple an ArrayAttr; xDSL types the parameter as Attribute
+            return FusedLoc(tuple(parts), NoneAttr())  # type: ignore[arg-type]  # see above
         raise Fallback("location form")
 
 

@@ -45,10 +45,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, AttributeInvT, BlockArgument, Operation, ParametrizedAttribute, SSAValue
 from xdsl.parser import UnresolvedOperand
 from xdsl.utils.exceptions import ParseError
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from fetchc.diagnostics import Loc
@@ -172,7 +172,7 @@ class LocatedParser(PatchedParser):
             self._loc_alias_defs.setdefault(found.group(1), found.start(1))
         # Definitions parsed ahead of their place: offset of `#` -> the
         # parser state (token, lexer position) just after the definition.
-        self._parsed_ahead: dict[int, tuple[object, int]] = {}
+        self._parsed_ahead: dict[int, tuple[Token[MLIRTokenKind, str], int]] = {}
         self._resolving: set[str] = set()
 
     # -- locations ---------------------------------------------------------
@@ -254,7 +254,8 @@ class LocatedParser(PatchedParser):
                 locations = self.parse_comma_separated_list(
                     self.Delimiter.SQUARE, self._parse_location, " in fused location"
                 )
-                return FusedLoc(tuple(locations), metadata)
+                # FusedLoc's converter makes the tuple an ArrayAttr; xDSL types the parameter as Attribute
+                return FusedLoc(tuple(locations), metadata)  # type: ignore[arg-type]  # see above
         self.raise_error("expected location instance")
 
     def _parse_alias_ahead(self, name: str, use: Span) -> None:
@@ -269,7 +270,7 @@ class LocatedParser(PatchedParser):
         self._parse_alias_def()
         self._resolving.discard(name)
         self._parsed_ahead[offset] = (self._parser_state.current_token, self.lexer.pos)
-        self._parser_state.current_token, self.lexer.pos = saved  # type: ignore[assignment]
+        self._parser_state.current_token, self.lexer.pos = saved
 
     def _register_ssa_definition(
         self, name: str, values: Sequence[SSAValue], span: Span
@@ -283,7 +284,7 @@ class LocatedParser(PatchedParser):
             ):
                 value.location = self.file_loc_at(span.start)
 
-    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         """xDSL's, also remembering the first use of each forward reference."""
         name = operand.operand_name
         if name not in self.ssa_values:
@@ -326,7 +327,7 @@ class LocatedParser(PatchedParser):
         start = self._current_token.span
         ahead = self._parsed_ahead.pop(start.start, None)
         if ahead is not None:  # already parsed for an earlier use: skip it
-            self._parser_state.current_token, self.lexer.pos = ahead  # type: ignore[assignment]
+            self._parser_state.current_token, self.lexer.pos = ahead
             return
         super()._parse_alias_def()
         value = self.attribute_aliases.get(start.text)

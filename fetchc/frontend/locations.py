@@ -19,8 +19,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
+from typing import cast
 
-from xdsl.dialects.builtin import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
+from xdsl.dialects.builtin import ArrayAttr, CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
 from xdsl.ir import Attribute, Operation
 
 from fetchc.diagnostics import Diagnostic, Loc, op_path
@@ -72,6 +73,12 @@ class LineIndex:
         return index + 1 + self.line_offset, offset - self._starts[index] + 1
 
 
+def _children(loc: FusedLoc) -> tuple[Attribute, ...]:
+    """The locations a ``FusedLoc`` fuses (an ``ArrayAttr``, which xDSL's
+    parameter type leaves as ``Attribute``)."""
+    return cast(ArrayAttr[Attribute], loc.locations).data
+
+
 def _first_file_loc(loc: Attribute) -> FileLineColLoc | None:
     """The first ``FileLineColLoc`` of ``loc`` in pre-order (MLIR's
     ``Location::findInstanceOf<FileLineColLoc>``), or ``None``."""
@@ -85,7 +92,7 @@ def _first_file_loc(loc: Attribute) -> FileLineColLoc | None:
         elif isinstance(node, CallSiteLoc):
             stack.extend((node.caller, node.callee))
         elif isinstance(node, FusedLoc):
-            stack.extend(reversed(node.locations.data))
+            stack.extend(reversed(_children(node)))
     return None
 
 
@@ -119,7 +126,7 @@ def _call_site(loc: Attribute) -> CallSiteLoc | None:
             loc = loc.location
             continue
         if isinstance(loc, FusedLoc):
-            for child in loc.locations.data:
+            for child in _children(loc):
                 if (found := _call_site(child)) is not None:
                     return found
         return None
@@ -155,7 +162,7 @@ def location_notes(loc: Attribute | None) -> list[Diagnostic]:
         fused = fused.location
     if isinstance(fused, FusedLoc):
         seen = {shown}
-        for child in fused.locations.data:
+        for child in _children(fused):
             where = location_of(child)
             if where is None or where in seen:
                 continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -94,7 +95,7 @@ def decode_source(data: bytes, filename: str) -> str:
         ) from None
 
 
-def _span_loc(span: Span, text: str, filename: str, index: LineIndex) -> Loc | None:
+def _span_loc(span: Span[Any], text: str, filename: str, index: LineIndex) -> Loc | None:
     """Location of a span of the parsed text; ``None`` if it is elsewhere.
     A span at the end of the input is moved back to just after the last
     token, so "unexpected end of input" points at the last line."""
@@ -337,7 +338,7 @@ def _long_integer(parser: LocatedParser | None, text: str, filename: str, index:
     loc = _token_loc(parser, text, filename, index) or _current_loc(parser, text, filename, index)
     try:
         end = parser._current_token.span.end if parser is not None else len(text)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any parser state: fall back to the whole text
         end = len(text)
     runs = [m.start() for m in re.finditer(r"\d{4301,}", text[:end])]
     if runs:

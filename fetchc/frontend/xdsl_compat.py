@@ -140,7 +140,7 @@ def irdl_parts(cls: type) -> tuple[Any, Any] | None:
     ``verify_`` it installs; ``None`` for any other class."""
     wrapper = cls.__dict__.get("verify_")
     code = getattr(wrapper, "__code__", None)
-    if code is None or wrapper.__closure__ is None or "op_def" not in code.co_freevars:
+    if code is None or wrapper is None or wrapper.__closure__ is None or "op_def" not in code.co_freevars:
         return None
     cells = dict(zip(code.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
     return cells["op_def"], cells.get("custom_verify")
@@ -184,7 +184,7 @@ def _verify_placement(op: Operation) -> None:
             raise ValueError("Erased SSA value is used by the operation")
     block = op.parent
     region = None if block is None else block.parent
-    if region is None or block.last_op is not op:  # type: ignore[union-attr]
+    if block is None or region is None or block.last_op is not op:
         return
     if len(region.blocks) == 1:
         parent_op = region.parent
@@ -234,7 +234,7 @@ def verify_op_alone(op: Operation) -> None:
             plan.custom(op)
         return
     try:
-        op.emit_error = _raise_underlying  # type: ignore[method-assign]
+        op.emit_error = _raise_underlying  # type: ignore[method-assign]  # on this op only, undone below
         shadowed = True
     except (AttributeError, TypeError):
         shadowed = False

@@ -127,11 +127,11 @@ def table_lookup_bytes(keys: np.ndarray, table: Table) -> np.ndarray:
     except RecordError as e:
         raise SimError(f"table {src} -> {dst}: {e.message}") from None
     width = np.uint16 if functions.key_bytes(src) == 2 and table.function is not None else np.uint8
-    e = table_entries(table)[np.asarray(keys).astype(width, copy=False)]
+    found = table_entries(table)[np.asarray(keys).astype(width, copy=False)]
     if table.paired:
-        pair = np.stack([e & 0xFF, e >> 8], axis=-1).astype(np.uint8)
+        pair = np.stack([found & 0xFF, found >> 8], axis=-1).astype(np.uint8)
         return pair.view(dst.np_dtype)
-    return e.view(dst.np_dtype)
+    return found.view(dst.np_dtype)
 
 
 def cast_values(values: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
@@ -201,7 +201,7 @@ def plan_program(prog: Program, tables: Sequence[Table], name: str) -> Plan:
         chain = stage_chain(prog, [(t.in_dtype, t.out_dtype) for t in tables], zero_point_range=False)
     except RecordError as e:
         raise SimError(f"program {name}: {e.message}") from None
-    table = None if chain.table is None else tables[prog.table]  # type: ignore[index]
+    table = None if chain.table is None else tables[prog.table]  # type: ignore[index]  # a table stage: the record names one
     zp = None if chain.zero_point is None else (chain.zero_point, int(prog.zero_point0))
     return Plan(name, prog.in_dtype, prog.out_dtype, table, chain.cast, zp)
 
@@ -320,7 +320,7 @@ def _stderr_is_tty() -> bool:
         return False
 
 
-def run_chunks(n: int, chunk: int, fn: Callable[[int, int], None], threads: int, progress: Progress) -> None:
+def run_chunks(n: int, chunk: int, fn: Callable[[int, int], None], threads: int, progress: Progress | Scaled) -> None:
     """Run ``fn(lo, hi)`` over ``[0, n)`` in chunks, on ``threads`` threads
     (numpy releases the GIL in the gathers).  Exceptions propagate."""
     spans = [(lo, min(lo + chunk, n)) for lo in range(0, n, chunk)]
@@ -433,15 +433,16 @@ class _Lut:
         """Single-threaded; ``keys`` ``uint8`` 1-D contiguous, ``out_bytes``
         ``uint8`` 1-D contiguous of ``keys.size * w`` bytes."""
         n, w = keys.size, self.w
-        pairs = n // 2 if self.pair is not None else 0
-        if pairs:
+        pair = self.pair
+        pairs = n // 2 if pair is not None else 0
+        if pairs and pair is not None:
             k16 = keys[: 2 * pairs].view(np.uint16)
             dst = out_bytes[: 2 * pairs * w].view(_UINT[2 * w])
             for lo in range(0, pairs, FAST_CHUNK):
                 hi = min(lo + FAST_CHUNK, pairs)
                 idx = _index_buffer(hi - lo)
                 idx[...] = k16[lo:hi]
-                np.take(self.pair, idx, out=dst[lo:hi], mode="clip")
+                np.take(pair, idx, out=dst[lo:hi], mode="clip")
         rest = keys[2 * pairs :]
         if rest.size:
             dst1 = out_bytes[2 * pairs * w :].view(_UINT[w])
@@ -516,8 +517,8 @@ def execute(
         table = None
         lut = word_lut16(plan)
 
-        def finish(words: np.ndarray, dst: np.ndarray) -> None:
-            dst[:] = _wide(words, plan, lut)
+        def finish(keys: np.ndarray, dst: np.ndarray) -> None:  # keys: 16- or 32-bit words
+            dst[:] = _wide(keys, plan, lut)
 
     ents = normalised_entries(prog.limits, prog.strides) or [(1, 1)]
     n_in, s_in = ents[-1]
@@ -561,17 +562,18 @@ def _run_rows(
     outer = ents[:-1]
     if not outer:  # the whole nest is one contiguous run
 
-        def work(lo: int, hi: int) -> None:
+        def whole(lo: int, hi: int) -> None:
             finish(units[u0 + lo : u0 + hi], out[lo * upe : hi * upe])
             done(lo * upe, hi * upe)
 
-        run_chunks(row_units, unit_chunk, work, threads, Scaled(progress, upe))
+        run_chunks(row_units, unit_chunk, whole, threads, Scaled(progress, upe))
         return
 
     n1, s1 = outer[-1]
     rows = math.prod(n for n, _ in outer[:-1]) * n1
     row_start = _row_start(outer, u0, upe)
     per_item = max(1, unit_chunk // row_units)
+    work: Callable[[int, int], None]
     if row_units > unit_chunk:  # long rows: one row per work item, sliced
         work, per_item = _long_rows(row_start, L, upe, unit_chunk, units, finish, out, done), 1
     elif n1 * row_units >= STRIDED_MIN:  # groups of n1 equally spaced rows: strided views

@@ -74,7 +74,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -141,8 +141,9 @@ class TensorSpec:
     def __post_init__(self) -> None:
         if self.strides is None:
             object.__setattr__(self, "strides", _row_major(self.shape))
-        if len(self.strides) != len(self.shape):  # type: ignore[arg-type]
-            raise ValueError(f"tensor {self.name!r}: {len(self.strides)} strides for a rank-{len(self.shape)} shape")  # type: ignore[arg-type]
+        strides = _strides(self)
+        if len(strides) != len(self.shape):
+            raise ValueError(f"tensor {self.name!r}: {len(strides)} strides for a rank-{len(self.shape)} shape")
 
     @classmethod
     def from_memref(cls, name: str, memref_type: Any, dm_base: int | None = None) -> TensorSpec:
@@ -175,8 +176,9 @@ class TensorSpec:
         for an empty tensor."""
         if self.size == 0:
             return 0, 0
-        lo = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0)  # type: ignore[arg-type]
-        hi = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s > 0)  # type: ignore[arg-type]
+        strides = _strides(self)
+        lo = self.offset + sum((n - 1) * s for n, s in zip(self.shape, strides, strict=True) if s < 0)
+        hi = self.offset + sum((n - 1) * s for n, s in zip(self.shape, strides, strict=True) if s > 0)
         return lo, hi + 1
 
     def byte_range(self) -> tuple[int, int]:
@@ -382,7 +384,7 @@ def _scalar_array(name: str, v: np.ndarray) -> np.float32:
     if dt == np.dtype(np.float32):
         return np.float32(v.astype(dt)[()])
     if dt == np.dtype(np.uint32) or (dt.kind == "V" and dt.itemsize == 4):
-        return np.array(v.astype(dt) if dt.kind != "V" else v).view(np.float32)[()]
+        return cast(np.float32, np.array(v.astype(dt) if dt.kind != "V" else v).view(np.float32)[()])
     raise InputError(
         f"scalar {name!r} (f32) given as an array of dtype {_dtype_name(v.dtype)}: an array is read as an f32 "
         "tensor of shape () is, float32 (the value) or uint32 (its raw bits); nothing is converted by value "
@@ -574,8 +576,14 @@ def check_names(tensors: Mapping[str, TensorSpec], scalars: Sequence[str], given
 # --------------------------------------------------------------------------
 
 
+def _strides(spec: TensorSpec) -> tuple[int, ...]:
+    """``spec.strides``, which ``TensorSpec.__post_init__`` always sets."""
+    assert spec.strides is not None
+    return spec.strides
+
+
 def _contiguous(spec: TensorSpec) -> bool:
-    return all(s == r for s, r, n in zip(spec.strides, _row_major(spec.shape), spec.shape, strict=False) if n > 1)  # type: ignore[arg-type]
+    return all(s == r for s, r, n in zip(_strides(spec), _row_major(spec.shape), spec.shape, strict=True) if n > 1)
 
 
 def _addresses(spec: TensorSpec, lo: int, hi: int) -> np.ndarray:
@@ -583,7 +591,7 @@ def _addresses(spec: TensorSpec, lo: int, hi: int) -> np.ndarray:
     ``lo .. hi-1``."""
     idx = np.unravel_index(np.arange(lo, hi, dtype=np.int64), spec.shape)
     out = np.full(hi - lo, spec.offset, dtype=np.int64)
-    for i, s in zip(idx, spec.strides, strict=False):  # type: ignore[arg-type]
+    for i, s in zip(idx, _strides(spec), strict=True):
         if s:
             out += i.astype(np.int64) * np.int64(s)
     return out
@@ -633,7 +641,9 @@ def place(image: np.ndarray, spec: TensorSpec, values: Any) -> None:
         start = base + (alo // 2 if e.is_subbyte else alo * (e.bits // 8))
         if raw is not None:  # the checkpoint's packed bytes are already the DM bytes
             image[start : start + raw.size] = raw
-        elif e.is_subbyte or sys.byteorder != "little":
+            return
+        assert canon is not None  # computed when there are no packed bytes
+        if e.is_subbyte or sys.byteorder != "little":
             packed = pack_elements(canon, e)
             image[start : start + packed.size] = packed
         else:

@@ -216,6 +216,7 @@ def function_values(
     values = np.asarray(values)
     if values.dtype != src.np_dtype:
         raise SimError(f"the {fn} lookup got values of {values.dtype}, not {src.np_dtype}")
+    x: np.ndarray
     if src == target.BF16:
         x = numerics.cast(values, target.BF16, target.F32).astype(np.float64)
     elif src.is_float:

@@ -93,7 +93,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, func
@@ -109,6 +109,7 @@ from fetchc.dialects.rngd import (
     TensorScaleOp,
     TransposeOp,
 )
+from fetchc.dialects.stream import StreamType
 from fetchc.frontend.locations import loc_text, location_of, op_error
 from fetchc.golden import engine, rngd_ops, sim
 from fetchc.golden.inputs import (
@@ -558,7 +559,8 @@ class _Runner:
         elif isinstance(op, BlockScaleOp):
             x: _Stream = env.pop(op.input)
             sc = self.materialise(env.pop(op.scale))
-            f = rngd_ops.scale_factors(sc.arr, op.scale.type)
+            assert sc.arr is not None
+            f = rngd_ops.scale_factors(sc.arr, cast(StreamType, op.scale.type))
             x.steps.append((f.reshape(-1), op.block.value.data))
             x.ops.append(op.name)
             x.programs = x.programs + sc.programs
@@ -695,7 +697,7 @@ class _Runner:
         lo, hi = t.dm_base + blo, t.dm_base + bhi
         if any(a < hi and lo < b for a, b in later_reads):
             for p in list(self.pending):  # earlier programs read the image as it was before this commit
-                a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]
+                a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]  # a pending stream has its program's index
                 if a < hi and lo < b:
                     self.force(p)
             place_slices(image, spec, arr)

@@ -108,7 +108,10 @@ def magnitudes_of(values: Any, scratch: np.ndarray | None = None) -> Magnitudes:
     if finite_top is None:  # the largest finite magnitude needs another pass
         finite = mag[mag < np.uint32(0x7F7FFFFF)]
         finite_top = int(finite.max()) + 1 if finite.size else 0
-    as_f = lambda b: float(np.array(b, np.uint32).view(np.float32))  # noqa: E731
+
+    def as_f(b: int) -> float:
+        return float(np.array(b, np.uint32).view(np.float32))
+
     if low == 0 or low >= 0x7F800000:
         lo = math.inf
     else:

@@ -7,13 +7,13 @@ which imports numpy lazily); :mod:`fetchc.seqbin.emit` turns a module
 lowered to ``fetch_seq`` into a :class:`SeqBin`.
 """
 
-from fetchc.seqbin.format import *  # noqa: F401,F403
+from fetchc.seqbin.format import *  # noqa: F403  (the package re-exports its modules' __all__)
 from fetchc.seqbin.format import __all__ as _format_all
-from fetchc.seqbin.manifest import *  # noqa: F401,F403
+from fetchc.seqbin.manifest import *  # noqa: F403  (the package re-exports its modules' __all__)
 from fetchc.seqbin.manifest import __all__ as _manifest_all
-from fetchc.seqbin.reader import *  # noqa: F401,F403
+from fetchc.seqbin.reader import *  # noqa: F403  (the package re-exports its modules' __all__)
 from fetchc.seqbin.reader import __all__ as _reader_all
-from fetchc.seqbin.writer import *  # noqa: F401,F403
+from fetchc.seqbin.writer import *  # noqa: F403  (the package re-exports its modules' __all__)
 from fetchc.seqbin.writer import __all__ as _writer_all
 
 _DISASM = ("disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text", "stage_names")

@@ -175,12 +175,20 @@ class Kernel:
 
 
 class _Record(Protocol):
-    in_dtype: ElementType
-    out_dtype: ElementType
-    packet_size: int
-    base: int
-    limits: Sequence[int]
-    strides: Sequence[int]
+    """What the MANIFEST checks read of a PROGRAMS record (read-only)."""
+
+    @property
+    def in_dtype(self) -> ElementType: ...
+    @property
+    def out_dtype(self) -> ElementType: ...
+    @property
+    def packet_size(self) -> int: ...
+    @property
+    def base(self) -> int: ...
+    @property
+    def limits(self) -> Sequence[int]: ...
+    @property
+    def strides(self) -> Sequence[int]: ...
 
 
 @dataclass(frozen=True)
@@ -568,11 +576,13 @@ def _kernel(v: Any, at: str) -> Kernel:
 def _check_arguments(k: Kernel, at: str) -> None:
     """Arguments in increasing order, no argument both a tensor and a
     scalar, names unique in the kernel."""
-    for field, items in (("tensors", [t for t in k.tensors if t.arg is not None]), ("scalars", k.scalars)):
-        for a, b in pairwise(items):
-            if b.arg <= a.arg:  # type: ignore[operator]
+    tensors: list[tuple[object, int]] = [(t, t.arg) for t in k.tensors if t.arg is not None]
+    scalars: list[tuple[object, int]] = [(s, s.arg) for s in k.scalars]
+    for field, items in (("tensors", tensors), ("scalars", scalars)):
+        for (_, a_arg), (b, b_arg) in pairwise(items):
+            if b_arg <= a_arg:
                 i = list(getattr(k, field)).index(b)
-                raise ManifestError(f"{at}.{field}[{i}].arg", f"is {b.arg}, not after the previous one ({a.arg})")
+                raise ManifestError(f"{at}.{field}[{i}].arg", f"is {b_arg}, not after the previous one ({a_arg})")
     tensor_args = {t.arg for t in k.tensors if t.arg is not None}
     for i, s in enumerate(k.scalars):
         if s.arg in tensor_args:

@@ -173,15 +173,15 @@ def _read_sections(data: bytes, minor: int) -> tuple[dict[int, Section], list[Se
             raise SeqBinError(f"sections {an} (bytes [{a0}, {a1})) and {bn} (bytes [{b0}, {b1})) overlap.")
     fixed = [(KIND_PROGRAMS, PROGRAM_RECORD_SIZE)] + ([(KIND_TABLES, TABLE_RECORD_SIZE_1_1)] if minor < 2 else [])
     for kind, rec in fixed:
-        s = sections.get(kind)
-        if s is not None and s.size != s.count * rec:
+        sec = sections.get(kind)
+        if sec is not None and sec.size != sec.count * rec:
             raise SeqBinError(
-                f"{s.kind_name} section: size {s.size} bytes is not count {s.count} x {rec}-byte records "
-                f"({s.count * rec} bytes)."
+                f"{sec.kind_name} section: size {sec.size} bytes is not count {sec.count} x {rec}-byte records "
+                f"({sec.count * rec} bytes)."
             )
-    if (s := sections.get(KIND_MANIFEST)) is not None and (s.count != 1 or s.size == 0):
+    if (sec := sections.get(KIND_MANIFEST)) is not None and (sec.count != 1 or sec.size == 0):
         raise SeqBinError(
-            f"MANIFEST section: count is {s.count} and size {s.size} bytes; it holds exactly one JSON document "
+            f"MANIFEST section: count is {sec.count} and size {sec.size} bytes; it holds exactly one JSON document "
             f"(count 1, size above 0)."
         )
     return sections, rows

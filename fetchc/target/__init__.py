@@ -9,5 +9,5 @@ of the golden model are :mod:`fetchc.target.numerics` and
 :mod:`fetchc.target.encoding` (those two import numpy).
 """
 
-from fetchc.target.facts import *  # noqa: F401,F403
-from fetchc.target.facts import __all__  # noqa: F401
+from fetchc.target.facts import *  # noqa: F403  (the package is facts' public API)
+from fetchc.target.facts import __all__  # noqa: F401  (re-exported with it)

@@ -15,6 +15,7 @@ Spec: ``hardware.md`` §1-4, ``seqbin.md`` ("dtype codes", "TABLES").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -483,6 +484,10 @@ def lookup_table(src: ElementType, dst: ElementType):
     return np.array(table_entries(src, dst), dtype=np.uint16)
 
 
+def _slash_names(ts: Iterable[ElementType]) -> str:
+    return "/".join(dict.fromkeys(t.name for t in ts))
+
+
 def table_pairs_text() -> str:
     """The tables the hardware has, for diagnostics: ``"f4E2M1FN ->
     f8E4M3FN/f8E5M2, paired, and f8E4M3FN/f8E5M2 -> bf16"``."""
@@ -490,8 +495,7 @@ def table_pairs_text() -> str:
     for paired in (True, False):
         ins = [i for (i, o), p in LOOKUP_TABLES.items() if p is paired]
         outs = [o for (i, o), p in LOOKUP_TABLES.items() if p is paired]
-        names = lambda ts: "/".join(dict.fromkeys(t.name for t in ts))  # noqa: E731
-        groups.append(f"{names(ins)} -> {names(outs)}" + (", paired" if paired else ""))
+        groups.append(f"{_slash_names(ins)} -> {_slash_names(outs)}" + (", paired" if paired else ""))
     return ", and ".join(groups)
 
 
@@ -581,8 +585,8 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
     Spec: ir.md §4 (``fetch-legalize-convert``), hardware.md §2.1-2.2."""
     s = src if isinstance(src, ElementType) else element_type(src)
     d = dst if isinstance(dst, ElementType) else element_type(dst)
-    sname = s.name if s else type_name(src)  # type: ignore[arg-type]
-    dname = d.name if d else type_name(dst)  # type: ignore[arg-type]
+    sname = s.name if s else type_name(src)  # type: ignore[arg-type]  # no ElementType: an Attribute
+    dname = d.name if d else type_name(dst)  # type: ignore[arg-type]  # no ElementType: an Attribute
     hw = ", ".join(t.name for t in ELEMENT_TYPES if not t.in_flight_only)
     if s is None or s.in_flight_only:
         raise NoConversionError(f"{sname} is not a type the Fetch Adapter reads; it reads {hw}")

@@ -622,6 +622,9 @@ def test_types_and_arguments():
         bf16, [64, 128], StridedLayoutAttr([1024, 1], 262528))
     with pytest.raises(ValueError, match="is not an MLIR type"):
         as_type("f4e2m1")
+    # a type followed by more text is the same ValueError, saying so
+    with pytest.raises(ValueError, match=r"'i32 foo' is not an MLIR type: +unexpected text after the type$"):
+        as_type("i32 foo")
     with pytest.raises(ValueError, match="offset needs strides"):
         memref([4], "i8", offset=4)
     mb = ModuleBuilder()

@@ -20,7 +20,7 @@ and per-op memos.
   pass that changes a property or a type installs a new object, and the
   value is derived again.
 
-Spec: none (speed, issue 16); ``test/pytest/test_shortcuts.py`` compares
+Spec: none (speed only); ``test/pytest/test_shortcuts.py`` compares
 each with the computation it replaces.
 """
 

@@ -1,5 +1,5 @@
 """Build fetchc kernels in Python: the builder API for compilers that embed
-fetchc (issue 12.3).
+fetchc.
 
 The builder makes ordinary xDSL ops of the ``fetch`` and ``rngd`` dialects in
 a ``builtin.module`` that :func:`fetchc.compile` takes, and infers every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile-speed benchmark for fetchc (issue 9), optionally against a baseline.
+"""Compile-speed benchmark for fetchc, optionally against a baseline.
 
 Generates the workloads into a work directory, runs each with the current
 fetchc and (with ``--baseline``) the baseline, alternating current, baseline,

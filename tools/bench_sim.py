@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the golden model against this machine's memory bandwidth (issue 9
-target 6).
+"""Benchmark the golden model against this machine's memory bandwidth.
 
 1. **Decode vs copy.**  A DM image of random bytes (default 256 MiB = 512 Mi
    packed ``f4E2M1FN`` codes) and a ``seq.bin`` (written and read back with
@@ -28,7 +27,7 @@ target 6).
    dequant_nvfp4/0 -o out.npy``, process start and file writing included)
    and prints them.
 
-3. **slices vs one DM** (``--baseline PYTHON``, issue 21): ``fetchc run`` of
+3. **slices vs one DM** (``--baseline PYTHON``): ``fetchc run`` of
    ``examples/nvfp4_dequant_f32.mlir`` (256 slices, 16 rows each) on a whole
    4096 x 4096 weight, against the same command run by a checkout from before
    slices (its example one 73 MiB DM), alternating; the median of the paired

@@ -44,8 +44,8 @@ Targets (``--target``):
     files of dead processes, program names that are not identifiers
     (``file``, ``allow_pickle``, ``a/b``...), address-space limits
     (``RLIMIT_AS`` 16-600 MiB: one error line or a result) and
-    ``FETCHC_SIM_MAX_BYTES`` against the total output; and issue 17's
-    classes: ``-o`` naming an input under another spelling (``out-input``),
+    ``FETCHC_SIM_MAX_BYTES`` against the total output; and the output
+    classes of docs/robustness.md: ``-o`` naming an input under another spelling (``out-input``),
     binary output to a pseudo-terminal (``tty``), SIGINT/SIGTERM/SIGHUP at a
     random moment of a write (``signal``: no temporary file left, the output
     absent or whole), a file-size limit that cuts writes short
@@ -67,7 +67,7 @@ Targets (``--target``):
     operands); the fast path accepting what xDSL's parser rejects is
     ``parser-mismatch``, and so is different IR.
 
-Issue 10's case classes are generated too: CR-only, CRLF and mixed line
+Line-ending and nesting cases are generated too: CR-only, CRLF and mixed line
 endings (``mlir-bytes``; ``pipeline`` checks that they compile to the same
 bytes or fail at the same line and column), deep ``scf.execute_region``
 nesting (``mlir-bytes``), dynamic dimensions anywhere (``mlir-mutate``
@@ -75,7 +75,7 @@ nesting (``mlir-bytes``), dynamic dimensions anywhere (``mlir-mutate``
 xDSL's placeholder for a dynamic dimension (-9223372036854775808 or a
 multiple of it) that the input does not contain.
 
-Issue 17's oracles apply to every run: ``escape`` (no character a terminal
+The untrusted-input oracles (docs/robustness.md) apply to every run: ``escape`` (no character a terminal
 acts on, anything ``str.isprintable`` rejects but a line break, in stderr or
 in ``dis``'s text), ``quote`` (every file opened for reading, recorded by an
 audit hook: none under ``/proc``, ``/sys``, ``/dev``, ``/etc`` but
@@ -570,7 +570,7 @@ def internal_value(err: str, source: bytes | None) -> str | None:
     """A number in ``err`` that is xDSL's placeholder for a dynamic dimension
     (``-9223372036854775808`` = -2^63) or a product of it (``-147573952589676412928``
     = 16 x -2^63), and not text of the input itself; else None.  MLIR prints
-    a dynamic dimension as ``?`` (issue 10 item 8)."""
+    a dynamic dimension as ``?``."""
     if source is not None and any(len(t) > 19 or int(t) >= 1 << 63 for t in re.findall(rb"\d{19,}", source)):
         return None  # the input wrote such a number itself (a signless i64 2^63 reads back as -2^63)
     for m in _PLACEHOLDER.finditer(err):
@@ -599,7 +599,7 @@ def unsafe_characters(text: str) -> str | None:
 
 
 def untrusted_verdict(res: dict, tool: str) -> Verdict | None:
-    """Issue 17's classes: escape sequences in any output (``escape``), files
+    """The untrusted-input classes: escape sequences in any output (``escape``), files
     a location named read for quoting that must not be (``quote``: /proc,
     /sys, /dev, non-source files, a source file over 1 MiB, more than 16 MiB
     in all), allocations beyond ``FETCHC_SIM_MAX_BYTES`` (``budget``)."""
@@ -874,7 +874,7 @@ def m_stream_unused(c, r):
 def m_lookup_on_sub(c, r):
     """a fetch.table_lookup written on the sub context (rule 2).  A
     dequant or convert on sub is not an error any more: fetch-route-sub-decode
-    routes it through DM (issue 12), so the chain becomes a plain lookup."""
+    routes it through DM (hardware.md §2.1), so the chain becomes a plain lookup."""
     c.ctx, c.dequant = "sub", None
     s, d = r.choice(sorted(LOOKUP))
     c.mem_elem, c.stages = s, [["fetch.table_lookup", d, None]]
@@ -1320,7 +1320,7 @@ DICTIONARY = [
     "dense_resource<x> : tensor<4xi8>", "array<i64: 1, 2>", "#fetch.unknown", "@f", "unit", "\"nvfp4\"", "\"mxfp4\"",
     "\u00e9", "\u202e", "\x00", "\t", "\r\n", "9" * 5000, "i99999999999", "i16777216", "si16777215",
     "dense<1> : tensor<99999999999xi8>", "!a = tuple<i8, i8>", "#alias x = 1",
-    # issue 17: names that drive a terminal, locations naming files that must not be quoted
+    # names that drive a terminal, locations naming files that must not be quoted
     '@"\\1B[2J\\1B]0;t\\07"', '@"a\\C2\\9Bb"', '@"\\E2\\80\\AEx"', '@"\\0A error: forged"', "\x1b[2J", "\x9b",
     "\u2066", "\u200f", 'loc("\\1B]0;title\\07":1:1)', 'loc("/proc/self/environ":1:1)', 'loc("/etc/passwd":1:1)',
     'loc("/dev/zero":1:1)', 'loc("/sys/kernel/uevent_seqnum":1:1)', 'loc("@BASE/secret.txt":1:1)',
@@ -1371,7 +1371,7 @@ def _deep(rng: random.Random) -> str:
 def line_endings(data: bytes, how: str, rng: random.Random) -> bytes:
     """``data`` with its ``\\n`` line breaks rewritten: ``cr`` (classic Mac:
     ``\\r`` alone), ``crlf``, or ``mixed`` (each break one of the three);
-    sometimes with a leading ``// comment`` line, as in issue 10 item 1
+    sometimes with a leading ``// comment`` line
     (``(printf '// kernel\\r'; tr '\\n' '\\r' < k.mlir)``).  MLIR counts
     ``\\r``, ``\\n`` and ``\\r\\n`` as one line break each, and a ``//``
     comment ends at any of them."""
@@ -1414,7 +1414,7 @@ def _same_but_lines(got: bytes | None, want: bytes | None, shift: int) -> bool:
 
 def deep_regions(depth: int, rng: random.Random, body: str = "") -> bytes:
     """A function whose body is ``depth`` nested ``scf.execute_region`` ops
-    (issue 10 item 5: the passes walked it in quadratic time), followed by
+    (the passes once walked it in quadratic time), followed by
     ``body`` (e.g. the lines of a valid fetch chain); indented or not."""
     ind = rng.random() < 0.3
     pad = (lambda i: "  " * (i + 1)) if ind else (lambda i: "")
@@ -1429,7 +1429,7 @@ def deep_regions(depth: int, rng: random.Random, body: str = "") -> bytes:
 
 
 def mutate_bytes(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
-    if rng.random() < 0.04:  # line endings: CR only, CRLF, mixed (issue 10 item 1)
+    if rng.random() < 0.04:  # line endings: CR only, CRLF, mixed (ir.md §5)
         return line_endings(data, rng.choice(["cr", "cr", "crlf", "mixed"]), rng)
     text = data.decode("utf-8", "replace")
     for _ in range(rng.choice([1, 1, 1, 2, 3, 5])):
@@ -1823,7 +1823,7 @@ class Fuzzer:
         pool = mlir_seeds(rng)
         stats.notes["seeds"] = len(pool)
         while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
-            if rng.random() < 0.005:  # deep scf.execute_region nesting (issue 10 item 5)
+            if rng.random() < 0.005:  # deep scf.execute_region nesting
                 depth = rng.choice([50, 200, 1000, 2000, 3000, 4000])
                 body = gen_module(rng, FUZZ_SMALL, nfuncs=1).text if rng.random() < 0.5 else ""
                 data = deep_regions(depth, rng, body)
@@ -1860,7 +1860,7 @@ class Fuzzer:
 
     def with_file_locations(self, text: str) -> str:
         """``text`` with a ``loc(...)`` naming a file a location must not make
-        fetchc read (or one it may) after each op line (issue 17 items 9, 10)."""
+        fetchc read (or one it may) after each op line (ir.md §5 quoting)."""
         rng = self.rng
         out = []
         for line in text.split("\n"):
@@ -1938,7 +1938,7 @@ class Fuzzer:
     def check_line_endings(self, stats: Stats, text: bytes, res: dict) -> None:
         """The same module with ``\\r`` / ``\\r\\n`` / mixed line breaks
         must compile to the same bytes, or fail with the same located
-        diagnostics (line and column counted the same way; issue 10 item 1).
+        diagnostics (line and column counted the same way; ir.md §5).
         A leading comment line shifts the lines by one."""
         rng = self.rng
         how = rng.choice(["cr", "cr", "crlf", "mixed"])
@@ -2017,7 +2017,7 @@ class Fuzzer:
                     v = Verdict(False, "inconsistent", "fetchc sim accepted a file fetchc dis rejects")
                 self.record(stats, res, v, "x.bin", data, {"tool": "sim", "mutation": kind})
 
-    # -- npy: .npy inputs of sim --arg and run (issue 17 items 2, 12, 14, 17) --
+    # -- npy: .npy inputs of sim --arg and run (untrusted files: types, headers, budget, numbers) --
 
     NPY_DESCRS = ["|V0", "<U0", "<U4", "|S3", "(2,)u1", "<f1", "|O", "<c8", "<M8[s]", ">f4", ">u2", "<f8", "|b1",
                   "<V4", "|V1", "<i8", "<f2", [("a", "<f4"), ("b", "<i4")], [("", "|u1", (2,))], "zz9", 7]
@@ -2179,7 +2179,7 @@ class Fuzzer:
                         {"tool": tool, "argv": argv, "kinds": kinds, "env": env, "sparse": sparse})
 
     def t_passes(self, stats: Stats, deadline: float) -> None:
-        """Foreign passes through ``-p`` (issue 10 item 9): every xDSL pass,
+        """Foreign passes through ``-p`` (ir.md §5): every xDSL pass,
         alone or around fetchc's, on generated modules, seed files and the
         empty module, with ``-o FILE`` or ``-o -``.  A run must give a
         module (and nothing else on the output) or a clear error that names
@@ -2342,10 +2342,9 @@ class Fuzzer:
 
     def t_cli(self, stats: Stats, deadline: float) -> None:
         """fetchc run as a user runs it, in subprocesses: ``-o /dev/stdout``
-        appended to a log, pipes and FIFOs (issue 10 items 2 and 3), stale
-        temporary files (item 2), program names that are not identifiers
-        (item 4), address-space limits (item 6) and ``FETCHC_SIM_MAX_BYTES``
-        against the total (item 7)."""
+        appended to a log, pipes and FIFOs, stale temporary files, program
+        names that are not identifiers, address-space limits and
+        ``FETCHC_SIM_MAX_BYTES`` against the total."""
         rng = self.rng
         d = tempfile.mkdtemp(prefix="fetchc-fuzz-cli-")
         try:
@@ -2587,7 +2586,7 @@ class Fuzzer:
     def _cli_out_input(self, stats: Stats, d: str, setup: dict) -> None:
         """``-o`` naming one of the command's inputs, through any spelling (a
         symlink, ``./``, ``sub/..``, ``>>`` on stdout): refused, the input
-        unchanged (issue 17 item 6)."""
+        unchanged."""
         rng = self.rng
         os.mkdir(os.path.join(d, "sub"))
         os.symlink("k.mlir", os.path.join(d, "link.mlir"))
@@ -2620,7 +2619,7 @@ class Fuzzer:
 
     def _cli_tty(self, stats: Stats, d: str, setup: dict) -> None:
         """Binary output (seq.bin, .npy, .npz) to a terminal, however it is
-        named: refused, nothing written to it; text is written (item 7)."""
+        named: refused, nothing written to it; text is written."""
         import pty  # noqa: PLC0415
 
         rng = self.rng
@@ -2656,7 +2655,7 @@ class Fuzzer:
     def _cli_signal(self, stats: Stats, d: str, setup: dict) -> None:
         """SIGINT, SIGTERM or SIGHUP at a random moment of a run writing
         ``-o FILE``: no ``.fetchc-*.tmp`` left; the output absent or whole
-        (item 5)."""
+        (docs/robustness.md)."""
         rng = self.rng
         tool, argv = self._cli_command(setup, "out.bin")
         want = self._cli_reference(stats, d, tool, argv)
@@ -2685,7 +2684,7 @@ class Fuzzer:
 
     def _cli_short_write(self, stats: Stats, d: str, setup: dict) -> None:
         """A full disk (``ulimit -f`` with SIGXFSZ ignored): short writes are
-        errors, exit 1, never a cut file or stream reported as success (item 4)."""
+        errors, exit 1, never a cut file or stream reported as success."""
         import resource  # noqa: PLC0415
 
         rng = self.rng

@@ -105,7 +105,7 @@ func.func @k(%x: memref<64xbf16, #l>, %o: memref<64xbf16>) {{
 
 
 def test_compile_alias_redefined_between_calls():
-    """Issue 17 item 1: an alias means what its own input defines.  A second
+    """An alias means what its own input defines.  A second
     compile whose `#l` has `offset: 32` (bf16: 64 bytes) reads at base 64,
     whatever an earlier compile in the same process defined `#l` as."""
     first = fetchc.compile(_strided_kernel(0))

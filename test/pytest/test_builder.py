@@ -1,4 +1,4 @@
-"""The Python builder API, fetchc/builder.py (issue 12.3).
+"""The Python builder API, fetchc/builder.py.
 
 * Every example of ``examples/*.mlir`` is built in Python (:data:`EXAMPLES`)
   and compiles to the same ``seq.bin``, byte for byte, as its text.  The

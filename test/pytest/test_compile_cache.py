@@ -1,4 +1,4 @@
-"""The kernel compile cache (fetchc/compile_cache.py, issue 16 item 4): every
+"""The kernel compile cache (fetchc/compile_cache.py, docs/cli.md): every
 cached compile gives exactly the bytes of an uncached one, cold and warm, in
 process and on disk; kernels identical apart from names compile once; names
 and locations are those of the input being compiled; bad, foreign or stale

@@ -784,8 +784,8 @@ def test_quoted_source_line_cannot_drive_the_terminal(tmp_path):
 
 
 def test_regex_cannot_backtrack_for_minutes():
-    """Issue 17 item 16: ``{{(.*)*(.*)*...X}}`` made Python's backtracking
-    ``re`` run for minutes on a long message.  The pattern is matched by an
+    """``{{(.*)*(.*)*...X}}`` would make Python's backtracking ``re`` run for
+    minutes on a long message.  The pattern is matched by an
     automaton (fetchc/frontend/ere.py): the same answer as a non-backtracking
     reference, at once.  (No timed assertion: the test would hang before.)"""
     message = "a" * 3000

@@ -1,5 +1,5 @@
-"""Differential checks of the whole compiler against the golden model (the
-"Golden model" issue); the machinery (independent reference, DM image,
+"""Differential checks of the whole compiler against the golden model
+(docs/architecture.md); the machinery (independent reference, DM image,
 register-block rules, interpreter and simulator runs) is
 :mod:`differential` (``test/support/differential.py``, see its docstring
 for steps 1-4).

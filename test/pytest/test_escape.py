@@ -1,5 +1,4 @@
-"""Names and text from the input never drive the terminal (issue 17 item 8,
-ir.md §5): one escaping function, called at every place that prints.
+"""Names and text from the input never drive the terminal (ir.md §5): one escaping function, called at every place that prints.
 
 The reference here is written independently of :mod:`fetchc.escape`: a
 character is dangerous when ``unicodedata`` puts it in a control, format,

@@ -107,8 +107,9 @@ func.func @k(%x: memref<64xbf16, #l>) {{
 
 
 def test_alias_spelling_is_never_shared_between_parses():
-    """Issue 17 item 1 on the fast path: the per-parse memo is per parse,
-    and spellings naming an alias are never memoised."""
+    """An alias means what its own input defines, on the fast path too: the
+    per-parse memo is per parse, and spellings naming an alias are never
+    memoised."""
     first = fast_parse(CTX, ALIAS_TWICE.format(offset=0), "a.mlir")
     second = fast_parse(CTX, ALIAS_TWICE.format(offset=32), "b.mlir")
     assert first is not None and second is not None

@@ -1,4 +1,4 @@
-"""Every fix-it the stage verifiers can produce names a real fix (issue 13).
+"""Every fix-it the stage verifiers can produce names a real fix.
 
 For every illegal (input, output) pair of ``fetch.table_lookup``,
 ``fetch.cast`` and ``fetch.zp_sub`` over the hardware's element types (and a

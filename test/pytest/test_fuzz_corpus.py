@@ -153,7 +153,7 @@ def test_corpus_entry(key: str, tmp_path: Path, request):
     assert "internal error" not in clean, err
     for bad in e.get("stderr_excludes", []):
         assert bad not in clean, err
-    # Nothing a terminal would act on (issue 17 item 8): stderr, and dis's text.
+    # Nothing a terminal would act on (ir.md §5): stderr, and dis's text.
     texts = [err] + ([(tmp_path / "out.bin").read_bytes().decode("utf-8", "replace")] if tool == "dis" and rc == 0 else [])
     for text in texts:
         unsafe = sorted({f"U+{ord(c):04X}" for c in text if not c.isprintable() and c != "\n"})

@@ -1,5 +1,5 @@
 """fetchc.golden.inputs: user arrays -> DM bytes for ``fetchc run`` /
-``fetchc sim --arg`` (issue 8 point 5; ir.md §2a, §5; hardware.md §3).
+``fetchc sim --arg`` (ir.md §2a, §5; hardware.md §3).
 
 Expected bytes are written out here by hand (little-endian, element 2i in
 the low nibble, element address offset + Σ i·stride), never from fetchc's
@@ -95,7 +95,7 @@ def test_void_arrays_from_np_save(elem):
 
 
 def test_e5m2_files_keep_their_type():
-    """Issue 17 item 2: np.save writes float8_e5m2 as '<f1' (its own
+    """np.save writes float8_e5m2 as '<f1' (its own
     descriptor): read as float8_e5m2, so given for an f8E4M3FN tensor it is
     a type error (as the same array is in Python), never raw bits (1.0 in
     e5m2, 0x3C, is 1.5 in e4m3fn)."""

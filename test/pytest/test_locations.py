@@ -1,4 +1,4 @@
-"""MLIR locations and line endings (ir.md §5; issue 12.1/12.2, issue 10.1).
+"""MLIR locations and line endings (ir.md §5).
 
 * every location form MLIR prints parses into the attribute MLIR builds;
   ``#loc`` aliases may be used before their top-level definition;
@@ -451,7 +451,7 @@ def test_source_manager_skips_special_and_large_files(tmp_path):
 
 
 def test_quoting_reads_only_inputs_and_source_files(tmp_path):
-    """Issue 17 item 9: a location may name any file; only the inputs and
+    """A location may name any file; only the inputs and
     regular source files (ir.md §5 suffixes) are quoted, never /proc, /sys,
     /dev, nor a file of another suffix, nor a source-suffixed symlink to
     one."""
@@ -500,7 +500,7 @@ def test_quoting_from_the_command_line_never_shows_other_files(tmp_path):
 
 
 def test_quoting_reads_a_file_once_and_at_most_16_mib(tmp_path):
-    """Issue 17 item 10: one file under many spellings is read once; all
+    """One file under many spellings is read once; all
     files together at most 16 MiB (ir.md §5), the rest is not quoted."""
     d = tmp_path / "d"
     d.mkdir()

@@ -319,7 +319,7 @@ def test_fetch_to_seq_reuses_tables_already_in_the_module():
 def test_two_symbols_for_one_table_are_rejected():
     # Each distinct table appears once (seqbin.md TABLES): the fetch_seq.table
     # verifier refuses a second symbol holding the same table, so the
-    # serialiser never has to de-duplicate (issue 11: a logic-free emitter).
+    # serialiser never has to de-duplicate (the emitter stays free of logic).
     r = fetchc.compile(TWO_FUNCS.split("func.func @a_second")[0])
     text = r.mlir.replace("@f4E2M1FN_to_f8E4M3FN", "@e2m1_a", 1)
     table_line = next(line for line in text.splitlines() if "fetch_seq.table @e2m1_a" in line)

@@ -505,7 +505,7 @@ def test_slice_fields_are_checked(edit, message):
 
 
 # --------------------------------------------------------------------------
-# Placement against the programs (issue 17 items 3 and 13)
+# Placement against the programs (seqbin.md MANIFEST)
 # --------------------------------------------------------------------------
 
 

@@ -1,16 +1,16 @@
-""".npy inputs are untrusted files (issue 17 items 2, 12, 14, 17; the one
-reader: fetchc/npyio.py).
+""".npy inputs are untrusted files (ir.md §5; the one reader:
+fetchc/npyio.py).
 
-* Item 12: headers that size memory (a 10 MB header, a sparse file declaring
+* Headers: those that size memory (a 10 MB header, a sparse file declaring
   2 GiB, zero-byte items, sub-array descriptors, 65 dimensions, a dimension
   of 2^63) are refused from the header, before any large read or
   allocation.
-* Item 14: the ``FETCHC_SIM_MAX_BYTES`` budget covers every allocation sized
+* The budget: ``FETCHC_SIM_MAX_BYTES`` covers every allocation sized
   by a file: the DM image the MANIFEST lays out, the input arrays, the
   outputs.
-* Item 2: an ``ml_dtypes.float8_e5m2`` file (descriptor ``'<f1'``) given for
+* Types: an ``ml_dtypes.float8_e5m2`` file (descriptor ``'<f1'``) given for
   an ``f8E4M3FN`` tensor is a type error, as in Python.
-* Item 17: one rule for numbers (ASCII decimals, ``inf``, ``nan``, hex
+* Numbers: one rule for numbers (ASCII decimals, ``inf``, ``nan``, hex
   floats) and for scalars given as arrays (``float32`` is the value,
   ``uint32`` the raw bits, as for tensors).
 
@@ -63,7 +63,7 @@ def _header_file(path: Path, header: dict | bytes, data: bytes = b"", version: i
 
 
 # --------------------------------------------------------------------------
-# Item 12: headers
+# Headers
 # --------------------------------------------------------------------------
 
 
@@ -152,7 +152,7 @@ def test_data_is_read_only_when_asked_and_within_the_limit(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# Item 14: the budget covers the DM image the MANIFEST lays out
+# The budget covers the DM image the MANIFEST lays out
 # --------------------------------------------------------------------------
 
 UNUSED_BIG = """\
@@ -194,7 +194,7 @@ def test_budget_counts_the_input_arrays(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# Item 2: 8-bit float files keep their type
+# 8-bit float files keep their type
 # --------------------------------------------------------------------------
 
 
@@ -211,7 +211,7 @@ def test_e5m2_file_for_an_e4m3_tensor_is_a_type_error(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# Item 17: numbers and scalars
+# Numbers and scalars
 # --------------------------------------------------------------------------
 
 

@@ -1,12 +1,12 @@
-"""``-o`` writing (fetchc/outputs.py; ir.md §5; issue 10 items 2-4).
+"""``-o`` writing (fetchc/outputs.py; ir.md §5).
 
-* Item 2: ``-o /dev/stdout`` (``/dev/fd/1``, ``/proc/self/fd/1``,
+* Descriptors: ``-o /dev/stdout`` (``/dev/fd/1``, ``/proc/self/fd/1``,
   ``/dev/stderr``) writes to the descriptor in place: ``>> log`` appends and
   the log keeps its inode; temporary files are named
   ``.fetchc-<pid>-<random>.tmp`` and stale ones of dead processes are removed.
-* Item 3: ``fetchc sim -o /dev/stdout | cat`` and FIFOs get a valid
+* Pipes: ``fetchc sim -o /dev/stdout | cat`` and FIFOs get a valid
   ``.npy`` / ``.npz`` (numpy's ``tofile`` needs a seekable file).
-* Item 4: ``.npz`` keys are program names taken as data (``file``,
+* Names: ``.npz`` keys are program names taken as data (``file``,
   ``allow_pickle``, ``a/b``...), never keyword arguments of ``np.savez``.
 
 Expected arrays come from the DM bytes directly (an ``i8 -> i8`` program with
@@ -65,7 +65,7 @@ def _argv(tool: str, out: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------
-# Item 2: descriptors are written in place
+# Descriptors are written in place
 # --------------------------------------------------------------------------
 
 
@@ -146,7 +146,7 @@ def test_write_to_an_unopened_descriptor_is_an_error_naming_the_path(sim_files):
 
 
 # --------------------------------------------------------------------------
-# Item 2: temporary files
+# Temporary files
 # --------------------------------------------------------------------------
 
 
@@ -200,7 +200,7 @@ def test_stale_temporaries_of_dead_processes_are_removed(sim_files):
 
 
 # --------------------------------------------------------------------------
-# Item 3: sim to pipes and FIFOs
+# sim to pipes and FIFOs
 # --------------------------------------------------------------------------
 
 
@@ -285,7 +285,7 @@ def test_sim_to_a_closed_pipe_is_a_clear_error(sim_files):
 
 
 # --------------------------------------------------------------------------
-# Item 4: program names are data
+# Program names are data
 # --------------------------------------------------------------------------
 
 TRICKY = ["file", "allow_pickle", "a/b", "args", "kwds", "x y", "\u00e9t\u00e9", "-", "compress", ".npy"]
@@ -354,7 +354,7 @@ def test_write_npz_is_deterministic_and_loadable_from_a_stream():
 
 
 # --------------------------------------------------------------------------
-# Issue 17 items 4-7, 11: lost, clobbered or misdirected output
+# Lost, clobbered or misdirected output
 # --------------------------------------------------------------------------
 
 
@@ -378,8 +378,9 @@ def _file_size_limited(blocks: int):
 @pytest.mark.parametrize("argv", [["big.mlir"], ["big.mlir", "--emit=seq"], ["dis", "big.bin"]],
                          ids=["bin", "seq", "dis"])
 def test_short_write_to_stdout_is_an_error(tmp_path, argv):
-    """Item 4: ``fetchc big.mlir > file`` on a full disk: the stdout writer
-    took a short write for success (exit 0, the file cut at the disk's size)."""
+    """``fetchc big.mlir > file`` on a full disk is an error: the stdout
+    writer once took a short write for success (exit 0, the file cut at the
+    disk's size)."""
     (tmp_path / "big.mlir").write_text(_big_kernel())
     assert run(["big.mlir", "-o", "big.bin"], tmp_path).returncode == 0
     with open(tmp_path / "out", "wb") as out:
@@ -421,8 +422,8 @@ sys.exit(main(sys.argv[1:]))
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_signal_while_writing_leaves_no_temporary_file(sim_files, sig):
-    """Item 5: a signal while ``-o FILE`` is written removed nothing: the
-    ``.fetchc-<pid>-<random>.tmp`` file stayed.  The writer is slowed down
+    """A signal while ``-o FILE`` is written removes the
+    ``.fetchc-<pid>-<random>.tmp`` file (once it stayed).  The writer is slowed down
     (it writes one byte, then sleeps) so the signal comes mid-write."""
     import signal as signal_mod
 
@@ -462,8 +463,8 @@ def test_signal_while_writing_leaves_no_temporary_file(sim_files, sig):
     ],
 )
 def test_output_that_is_an_input_is_refused(sim_files, argv, out):
-    """Item 6: ``fetchc k.mlir -o k.mlir`` overwrote its input, exit 0.
-    Compared by device and inode: other spellings and symlinks too."""
+    """``fetchc k.mlir -o k.mlir`` is refused (once it overwrote its input,
+    exit 0).  Compared by device and inode: other spellings and symlinks too."""
     tmp, _ = sim_files
     (tmp / "sub").mkdir()
     (tmp / "link.mlir").symlink_to("k.mlir")
@@ -528,8 +529,8 @@ def _on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
     ],
 )
 def test_binary_output_to_a_terminal_is_refused(sim_files, argv):
-    """Item 7: ``sim``/``run -o /dev/stdout`` or ``-o -`` wrote binary data to
-    the terminal (a bare ``fetchc x.mlir`` already refused)."""
+    """``sim``/``run -o /dev/stdout`` or ``-o -`` to a terminal is refused, as
+    a bare ``fetchc x.mlir`` is (once they wrote binary data to it)."""
     tmp, _ = sim_files
     np.save(tmp / "w.npy", np.zeros((64, 8), np.uint8))
     rc, seen, err = _on_a_terminal(argv, tmp)
@@ -558,8 +559,9 @@ def test_text_output_to_a_terminal_is_written(sim_files):
 
 @pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a/../../b", "./x", "a//b", "a\\b", "C:x"])
 def test_npz_member_names_that_escape_the_directory_are_refused(tmp_path, name):
-    """Item 11: program names became .npz member names as they were: an
-    unzip of the output would write ``../../x.npy`` outside its directory."""
+    """Program names that would make .npz member names escaping the
+    directory are refused (as they were, an unzip of the output would write
+    ``../../x.npy`` outside its directory)."""
     dm = bytes(range(256))
     sb = SeqBin((), (i8_program(name, 0), i8_program("ok", 64)))
     (tmp_path / "p.bin").write_bytes(write(sb))

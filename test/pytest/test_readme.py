@@ -32,7 +32,7 @@ def test_main_command_uses_a_shipped_example():
     assert examples, main_cmd
     for e in examples:
         assert (ROOT / e).is_file(), e
-    # the quick start runs the 256-slice NVFP4 decode on a whole weight (issue 21)
+    # the quick start runs the 256-slice NVFP4 decode on a whole weight (hardware.md §1a)
     assert "fetchc run examples/nvfp4_dequant_f32.mlir --arg codes=w.npy" in main_cmd
 
 

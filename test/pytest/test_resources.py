@@ -1,13 +1,13 @@
-"""Resource limits (issue 10 items 6 and 7; ir.md §5: every failure is an
+"""Resource limits (ir.md §5: every failure is an
 ``error:`` line and exit 1, never a traceback).
 
-* Item 6: under ``ulimit -v`` (``RLIMIT_AS``) of a few hundred MiB, the
+* Address space: under ``ulimit -v`` (``RLIMIT_AS``) of a few hundred MiB, the
   256 MiB worker stack cannot be reserved and numpy / OpenBLAS cannot map
   their libraries and buffers.  fetchc sizes its stack from the limit, falls
   back to smaller stacks and then to the main thread, limits OpenBLAS to one
   thread, probes the address space before importing numpy, and says what ran
   out.
-* Item 7: ``fetchc sim`` checks the DM image plus the outputs of all the
+* Memory budget: ``fetchc sim`` checks the DM image plus the outputs of all the
   programs it runs against its memory budget before allocating anything.
 """
 
@@ -163,7 +163,7 @@ def test_numpy_that_cannot_be_mapped_is_not_enough_memory(monkeypatch, capsys, t
 
 
 # --------------------------------------------------------------------------
-# Item 7: the total, up front
+# The memory budget: the total, up front
 # --------------------------------------------------------------------------
 
 
@@ -218,7 +218,7 @@ def test_simulate_api_checks_the_total(three_programs, monkeypatch):
 
 
 # --------------------------------------------------------------------------
-# Issue 17 item 15: a tight ulimit -v while fetchc itself loads
+# A tight ulimit -v while fetchc itself loads
 # --------------------------------------------------------------------------
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "fetchc"

@@ -342,7 +342,7 @@ def test_seqbin_huge_declared_sizes_do_not_allocate(row, field, value):
 def test_deeply_nested_type_parses():
     """A type nested N deep (fuzzer input: ``memref<memref<...>>``) parses
     to the nested type it spells, at every level (the type memo that once
-    scanned such spellings quadratically is gone, issue 17 item 1)."""
+    scanned such spellings quadratically is gone)."""
     from fetchc.frontend.context import make_context
     from fetchc.frontend.parsing import parse_module
 

@@ -1,5 +1,5 @@
 """The automatic sub-context decode route (``fetch-route-sub-decode``,
-hardware.md §2.1, issue 12.4) against the route written by hand.
+hardware.md §2.1) against the route written by hand.
 
 * The routed kernels compile to the same ``seq.bin`` programs as their
   hand-written twins (every PROGRAMS field but the name and the base; the
@@ -370,7 +370,7 @@ def _run_inputs(kind: str, codes, scales, g) -> dict:
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_fetchc_run_routed_equals_hand_written(kind):
     if not hasattr(fetchc, "run"):
-        pytest.skip("fetchc.run is not on this branch yet (issue 8.5)")
+        pytest.skip("fetchc.run is not on this branch yet")
     codes, scales, g = inputs(kind, 5)
     routed_text, hand_text = PAIRS[kind]
     got = fetchc.run(routed_text, **_run_inputs(kind, codes, scales, g))

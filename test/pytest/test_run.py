@@ -1,5 +1,5 @@
-"""``fetchc.run`` / ``fetchc run`` and ``fetchc sim --arg`` (issue 8 points
-4-6; ir.md §2a, §5; hardware.md §2.2a, §4).
+"""``fetchc.run`` / ``fetchc run`` and ``fetchc sim --arg`` (ir.md §2a, §5;
+hardware.md §2.2a, §4).
 
 Every expected value comes from the reference written in this file: numpy
 and ml_dtypes for the value sets of the formats, and the RNGD rules of

@@ -192,7 +192,7 @@ def test_nine_entries_error():
 
 
 def test_nine_entries_error_lists_the_nest_and_the_fix():
-    # Issue 10.8: the entries it derived and what would reduce them.  Memref
+    # The error names the entries it derived and what would reduce them.  Memref
     # index r is stream dim 8 - r (strides 2^(8-r) ... ): the nest walks the
     # dims in reverse, 2 elements each, strides 1, 2, 4, ..., 256.
     with pytest.raises(SequencerError) as e:

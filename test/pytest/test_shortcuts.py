@@ -1,5 +1,5 @@
-"""The compile path's speed shortcuts give what the plain paths give
-(issue 16): each memo, shared computation or cheaper check is compared here
+"""The compile path's speed shortcuts give what the plain paths give:
+each memo, shared computation or cheaper check is compared here
 with the computation it replaces, on the examples and on random distinct
 chains (tools/bench_compile.py's workload)."""
 

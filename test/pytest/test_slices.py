@@ -1,4 +1,4 @@
-"""Kernels on several slices (ir.md §2a, hardware.md §1a, issue 21): the
+"""Kernels on several slices (ir.md §2a, hardware.md §1a): the
 golden model takes whole tensors, splits them by ``rngd.slice_dim``, runs
 every slice's programs from the emitted bytes and assembles the committed
 tensors; ``fetchc sim --arg`` returns each program's output with a leading

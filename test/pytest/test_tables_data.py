@@ -59,7 +59,8 @@ def test_no_table_for_other_pairs() -> None:
 
 
 def test_compile_path_does_not_import_numpy() -> None:
-    """Issue 9: compiling every example imports neither numpy nor ml_dtypes."""
+    """The compile path (docs/architecture.md): compiling every example imports
+    neither numpy nor ml_dtypes."""
     import subprocess
     import sys
 

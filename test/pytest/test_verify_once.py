@@ -1,4 +1,4 @@
-"""Verification once (issue 16 item 2): the specialised structural checks of
+"""Verification once (docs/architecture.md): the specialised structural checks of
 fetchc's ops agree with xDSL's generic IRDL verification, a compile verifies
 each parsed op once and afterwards only what each pass created, and
 ``--verify-each`` / ``FETCHC_VERIFY_EACH`` turn full verification after every

@@ -1,4 +1,4 @@
-"""Every xDSL pass through ``-p`` (issue 10 item 9; ir.md §5 ``-p``).
+"""Every xDSL pass through ``-p`` (ir.md §5 ``-p``).
 
 A foreign pass may not support fetchc's IR, but it must end in a result or a
 clear error naming the pass (and the op where known), never a traceback or

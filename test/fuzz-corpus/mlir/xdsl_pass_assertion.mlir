@@ -1,4 +1,4 @@
-// issue 10 item 9: xDSL's apply-pdl-interp asserts when the module holds no
+// A foreign pass through -p: xDSL's apply-pdl-interp asserts when the module holds no
 // matcher; the error must name the pass and say it does not support the input.
 func.func @decode(%w: memref<64x16xf4E2M1FN>, %out: memref<64x16xf8E4M3FN>) {
   %s = fetch.fetch %w {base = 4096 : i64} : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>

@@ -1,6 +1,6 @@
 // An alias means what its own input defines: with --split-input-file, a
 // chunk that redefines `#l` gets its own layout, never an earlier chunk's
-// (issue 17 item 1: the second fetch used to read at base 0, not 64).
+// (the second fetch once read at base 0, not 64).
 //
 // RUN: %fetchc --split-input-file --emit=mlir %s | FileCheck %s
 // RUN: %fetchc --split-input-file --emit=seq %s | FileCheck %s --check-prefix=SEQ

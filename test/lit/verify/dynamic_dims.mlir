@@ -1,6 +1,6 @@
 // A dynamic dimension is spelled `?` in every message, as MLIR prints it, never
 // xDSL's placeholder number (-9223372036854775808, or a product of it); each op
-// says that DM tensors have static shapes (issue 10 item 8).
+// says that DM tensors have static shapes.
 // RUN: %fetchc %s --split-input-file --verify-diagnostics -p ''
 // RUN: not %fetchc %s --split-input-file -p '' --emit=mlir 2>&1 | FileCheck %s
 // RUN: not %fetchc %s --split-input-file -p '' --emit=mlir 2>&1 | not grep -e 9223372036854775808 -e 147573952589676412928

@@ -72,7 +72,7 @@ func.func @zero_points(%a: memref<64x32xi4>, %b: memref<64x32xi8>, %t4: !rngd.tr
 
 // -----
 
-// The issue's example: there is no f8 -> bf16 cast; the non-paired table does it.
+// The README's example: there is no f8 -> bf16 cast; the non-paired table does it.
 func.func @cast_f8_to_bf16(%a: memref<64x16xf8E4M3FN>, %o: memref<64x16xbf16>) {
   %s = fetch.fetch %a : memref<64x16xf8E4M3FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
   // expected-error @+1 {{'fetch.cast' op the hardware has no f8E4M3FN -> bf16 cast; casts from f8E4M3FN: f32; f8E4M3FN -> bf16 is done by the non-paired fetch.table_lookup (or fetch.convert, which legalises to it)}}

@@ -179,6 +179,9 @@ SH_NOT_RUN = {
     "extras are optional",
     r"\.venv/bin/lit -sv test/lit": "is the lit half of the test suite itself",
     r"\.venv/bin/python -m pytest -q -n auto": "is the pytest half of the test suite itself",
+    r"\.venv/bin/ruff (check|format --check) fetchc dialects passes": "is the lint (.ci/run runs it); ruff is in the "
+    "[lint] extra, which the tests do not install",
+    r"\.venv/bin/mypy": "is the lint's type check (.ci/run runs it); mypy is in the [lint] extra",
     r"\.venv/bin/python tools/fuzz\.py --target all --seconds 600": "fuzzes for 10 minutes; test_fuzz_corpus.py "
     "replays what it found",
     r"(\.venv/bin/)?python tools/real_weights\.py.*": "needs the optional [weights] extras, the MiniLM weights package "

@@ -81,6 +81,7 @@ __all__ = [
 def _tname(attr: Attribute) -> str:
     return target.type_name(attr)
 
+
 # ---------------------------------------------------------------------------
 # fetch.fetch
 # ---------------------------------------------------------------------------
@@ -308,14 +309,16 @@ class FetchOp(IRDLOperation):
             if self.read_size is not None and self.read_size.value.data < 1:
                 raise OpError(f"'read_size' must be a positive number of elements, got {self.read_size.value.data}")
 
-        run_checks([
-            self._placement_error,
-            elem_types,
-            lambda: check_linear_uses(self),
-            types_agree,
-            props,
-            lambda: self.sequencer_config(),
-        ])
+        run_checks(
+            [
+                self._placement_error,
+                elem_types,
+                lambda: check_linear_uses(self),
+                types_agree,
+                props,
+                lambda: self.sequencer_config(),
+            ]
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -349,8 +352,7 @@ def _chain_text(chain: list[tuple[str, target.ElementType]]) -> str:
 
 def _in_flight_text(s: target.ElementType) -> str:
     return (
-        f"; {s.name} comes out of fetch.zp_sub, the adapter's last stage, and its only consumer is "
-        "rngd.contract_outer"
+        f"; {s.name} comes out of fetch.zp_sub, the adapter's last stage, and its only consumer is rngd.contract_outer"
     )
 
 
@@ -418,8 +420,10 @@ def _function_table_error(op: TableLookupOp, s: target.ElementType | None, d: ta
         keys = ", ".join(t.name for t in functions.FUNCTION_KEYS)
         return f"has no function table keyed by {sn}; function tables are keyed by {keys} (hardware.md §2.1b)"
     if d != functions.FUNCTION_OUTPUT:
-        widen = f": make the result bf16 and widen it with fetch.cast afterwards (bf16 -> {dn})" if d == target.F32 else (
-            ": make the result bf16"
+        widen = (
+            f": make the result bf16 and widen it with fetch.cast afterwards (bf16 -> {dn})"
+            if d == target.F32
+            else (": make the result bf16")
         )
         return f"produces {dn}, but a function table produces bf16 only{widen}"
     return _function_params_error(op, s, sn)
@@ -438,7 +442,9 @@ def _function_params_error(op: TableLookupOp, s: target.ElementType, sn: str) ->
             return "'scale' must be an f32 float (scale = 0.0625 : f32)"
         problem = functions.scale_problem(scale.value.data)
         if problem is not None:
-            return f"'scale' {scale.value.data!r} {problem}; it must be a finite, non-zero, normal f32 (hardware.md §2.1b)"
+            return (
+                f"'scale' {scale.value.data!r} {problem}; it must be a finite, non-zero, normal f32 (hardware.md §2.1b)"
+            )
     if zp is not None:
         if not isinstance(zp, IntegerAttr) or zp.type != i32:
             return "'zero_point' must be an i32 integer (zero_point = 3 : i32)"
@@ -535,14 +541,16 @@ class TableLookupOp(_StreamToStream):
                     "convert-only StoTrf fetch on the sub context" + auto
                 )
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            table,
-            main_only,
-            lambda: check_stage_order(self, self.input),
-            lambda: check_linear_uses(self),
-            lambda: check_same_shape(self, src, dst),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                table,
+                main_only,
+                lambda: check_stage_order(self, self.input),
+                lambda: check_linear_uses(self),
+                lambda: check_same_shape(self, src, dst),
+            ]
+        )
 
 
 @irdl_op_definition
@@ -571,7 +579,12 @@ class CastOp(_StreamToStream):
             if outs:
                 msg += f"casts from {sn}: {_legal_list(outs)}"
             else:
-                msg += "the cast stage reads " + ", ".join(sorted({i.name for i, _ in target.CAST_CODES}, key=lambda n: [t.name for t in target.ELEMENT_TYPES].index(n)))
+                msg += "the cast stage reads " + ", ".join(
+                    sorted(
+                        {i.name for i, _ in target.CAST_CODES},
+                        key=lambda n: [t.name for t in target.ELEMENT_TYPES].index(n),
+                    )
+                )
             if s is not None and d is not None and (s, d) in target.LOOKUP_TABLES:
                 paired = "paired" if target.LOOKUP_TABLES[(s, d)] else "non-paired"
                 msg += (
@@ -586,13 +599,15 @@ class CastOp(_StreamToStream):
                 msg += _instead(s, d, self.name)
             raise OpError(msg)
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            table,
-            lambda: check_stage_order(self, self.input),
-            lambda: check_linear_uses(self),
-            lambda: check_same_shape(self, src, dst),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                table,
+                lambda: check_stage_order(self, self.input),
+                lambda: check_linear_uses(self),
+                lambda: check_same_shape(self, src, dst),
+            ]
+        )
 
 
 @irdl_op_definition
@@ -639,7 +654,9 @@ class ZpSubOp(IRDLOperation):
         parser.parse_punctuation("->")
         out_t = parser.parse_type()
         (operand,) = parser.resolve_operands([inp], [in_t], parser.pos)
-        op = cls.create(operands=[operand], result_types=[out_t], properties={"zero_point": i32_attr(zp)}, attributes=attrs)
+        op = cls.create(
+            operands=[operand], result_types=[out_t], properties={"zero_point": i32_attr(zp)}, attributes=attrs
+        )
         return op
 
     def print(self, printer: Printer) -> None:
@@ -667,9 +684,7 @@ class ZpSubOp(IRDLOperation):
                 return
             sn, dn = _tname(src.element_type), _tname(dst.element_type)
             if rule is None:
-                raise OpError(
-                    f"has no {sn} -> {dn} form: zero-point subtraction widens only i4 -> i5 and i8 -> i9"
-                )
+                raise OpError(f"has no {sn} -> {dn} form: zero-point subtraction widens only i4 -> i5 and i8 -> i9")
             raise OpError(f"has no {sn} -> {dn} form: zero-point subtraction widens {sn} to {rule.result.name}")
 
         def zp_range() -> None:
@@ -680,15 +695,17 @@ class ZpSubOp(IRDLOperation):
                     f"an in-range zero point keeps every residual within {rule.result.name}"
                 )
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            table,
-            lambda: check_foreign_uses(self),  # rule 3 for a non-rngd consumer, before rule 4
-            zp_range,
-            lambda: check_stage_order(self, self.input),
-            lambda: check_linear_uses(self),
-            lambda: check_same_shape(self, src, dst),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                table,
+                lambda: check_foreign_uses(self),  # rule 3 for a non-rngd consumer, before rule 4
+                zp_range,
+                lambda: check_stage_order(self, self.input),
+                lambda: check_linear_uses(self),
+                lambda: check_same_shape(self, src, dst),
+            ]
+        )
 
 
 ADAPTER_CHAIN_OPS = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert")
@@ -717,13 +734,15 @@ class ConvertOp(_StreamToStream):
                 [(prev, "the input is produced here")] if isinstance(prev, Operation) else [],
             )
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, "convert an {t} stream"),
-            order,
-            lambda: check_linear_uses(self),
-            lambda: check_same_shape(self, src, dst),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "convert an {t} stream"),
+                order,
+                lambda: check_linear_uses(self),
+                lambda: check_same_shape(self, src, dst),
+            ]
+        )
 
 
 @irdl_op_definition
@@ -826,7 +845,7 @@ class DequantOp(IRDLOperation):
             if fmt is None:
                 raise OpError(self._missing_format(bs.element_type))
             if fmt not in target.DEQUANT_FORMATS:
-                raise OpError(f"unknown format \"{fmt}\": fetch.dequant decodes \"nvfp4\" or \"mxfp4\"")
+                raise OpError(f'unknown format "{fmt}": fetch.dequant decodes "nvfp4" or "mxfp4"')
             spec = target.DEQUANT_FORMATS[fmt]
             if src.elem != target.F4E2M1FN:
                 raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
@@ -871,18 +890,24 @@ class DequantOp(IRDLOperation):
                     f"{fmt} has one block scale per {block} codes along the input axis (the memref's last "
                     f"index): for codes memref<{shape_text(cshape)}> the scale memref must be "
                     f"{shown}, not {shape_text(sshape)}"
-                    + (f"; {cshape[-1]} inputs are not a whole number of blocks" if cshape and cshape[-1] % block else ""),
+                    + (
+                        f"; {cshape[-1]} inputs are not a whole number of blocks"
+                        if cshape and cshape[-1] % block
+                        else ""
+                    ),
                     [(codes, "the codes are fetched here")],
                 )
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            formats,
-            order,
-            scale_shape,
-            lambda: check_linear_uses(self),
-            lambda: check_same_shape(self, src, dst),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                formats,
+                order,
+                scale_shape,
+                lambda: check_linear_uses(self),
+                lambda: check_same_shape(self, src, dst),
+            ]
+        )
 
 
 Fetch = Dialect(

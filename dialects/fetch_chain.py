@@ -130,12 +130,14 @@ def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
         ins = [i for i, t in enumerate(ftype.inputs.data) if isinstance(t, StreamType)]
         outs = [i for i, t in enumerate(ftype.outputs.data) if isinstance(t, StreamType)]
         if ins or outs:
-            what = (f"argument #{ins[0]}" if ins else f"result #{outs[0]}")
-            out.append((
-                op,
-                f"has a !fetch.stream {what}, but streams live inside one function: a stream may not be a "
-                "function argument or result; pass the memref and read it with fetch.fetch where it is consumed",
-            ))
+            what = f"argument #{ins[0]}" if ins else f"result #{outs[0]}"
+            out.append(
+                (
+                    op,
+                    f"has a !fetch.stream {what}, but streams live inside one function: a stream may not be a "
+                    "function argument or result; pass the memref and read it with fetch.fetch where it is consumed",
+                )
+            )
     return out
 
 
@@ -251,7 +253,10 @@ def check_linear_uses(op: Operation) -> None:
             raise OpError(
                 f"{which} has {n} uses, but a stream is linear and must be consumed exactly once; "
                 "fetch the tensor again for a second consumer",
-                [(u, "used here" if k == 1 else f"used here {_count(k)}") for u, k in sorted(users.items(), key=lambda x: _op_order_key(x[0]))],
+                [
+                    (u, "used here" if k == 1 else f"used here {_count(k)}")
+                    for u, k in sorted(users.items(), key=lambda x: _op_order_key(x[0]))
+                ],
             )
 
 

@@ -93,8 +93,13 @@ else:
     """PROGRAMS word 26: the seven casts of hardware.md §2.2, ``f8E4M3FN_to_f32``..."""
     ZpMode = StrEnum(
         "ZpMode",
-        {"NONE": "none", **{f"{r.source.name}_to_{r.result.name}".upper(): f"{r.source.name}_to_{r.result.name}"
-                            for r in target.ZERO_POINT.values()}},
+        {
+            "NONE": "none",
+            **{
+                f"{r.source.name}_to_{r.result.name}".upper(): f"{r.source.name}_to_{r.result.name}"
+                for r in target.ZERO_POINT.values()
+            },
+        },
     )
     """PROGRAMS word 29: ``none``, ``i4_to_i5``, ``i8_to_i9``."""
 
@@ -386,7 +391,9 @@ class ProgramOp(IRDLOperation):
         output)`` or None; ``zero_point``: ``(rule, value)`` or None.  The
         unit comes from the result stream's context and ``stages`` from which
         of the three are present."""
-        stages = tuple(Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point), strict=True) if on is not None)
+        stages = tuple(
+            Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point), strict=True) if on is not None
+        )
         props: dict[str, Attribute] = {
             "program_name": StringAttr(program_name),
             "unit": _unit_attr(result_type.ctx),
@@ -486,12 +493,16 @@ class ProgramOp(IRDLOperation):
         if self.table is not None and top is None:
             raise OpError(f"table {self.table} is not a fetch_seq.table in the module")
         if top is not None and not all(p in top.properties for p in ("in_type", "out_type", "entries")):
-            raise OpError(f"table {self.table} is not a valid fetch_seq.table (it lacks a property: see the error there)")
+            raise OpError(
+                f"table {self.table} is not a valid fetch_seq.table (it lacks a property: see the error there)"
+            )
         packet = 1
         for d in rt.packet:
             packet *= d
         if self.field("packet_size") != packet:
-            raise OpError(f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements")
+            raise OpError(
+                f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements"
+            )
 
     def _verify_chain(self, top: TableOp | None) -> None:
         # Every rule of the record (hardware.md §2-3, seqbin.md PROGRAMS):

@@ -189,12 +189,14 @@ class TransposeOp(IRDLOperation):
             if src.numel != dst.numel:
                 raise OpError(f"turns {src.numel} elements into {dst.numel}; a transpose keeps the element count")
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, "transpose an {t} stream"),
-            lambda: check_linear_uses(self),
-            shape,
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "transpose an {t} stream"),
+                lambda: check_linear_uses(self),
+                shape,
+            ]
+        )
 
 
 @irdl_op_definition
@@ -224,11 +226,13 @@ class CommitOp(IRDLOperation):
             if n != src.numel:
                 raise OpError(f"writes {src.numel} elements into a memref of {n}; the sizes must match")
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, "commit an {t} stream to memory"),
-            shape,
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "commit an {t} stream to memory"),
+                shape,
+            ]
+        )
 
 
 class _ToRegFile(IRDLOperation):
@@ -242,11 +246,13 @@ class _ToRegFile(IRDLOperation):
         src = self.input.type
         assert isinstance(src, StreamType)
         what = "store an {t} stream to the TRF" if self.name == "rngd.to_trf" else "store an {t} stream to the VRF"
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, what),
-            lambda: _same_element(self, src, self.results[0].type, "result"),
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, what),
+                lambda: _same_element(self, src, self.results[0].type, "result"),
+            ]
+        )
 
 
 @irdl_op_definition
@@ -353,13 +359,15 @@ class BlockScaleOp(IRDLOperation):
                     f"(one scale per block of {b}), not time {list(s.time)} packet {list(s.packet)}"
                 )
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
-            lambda: check_not_contraction_only(self, self.scale, "use an {t} stream as block scales"),
-            lambda: check_linear_uses(self),
-            types,
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
+                lambda: check_not_contraction_only(self, self.scale, "use an {t} stream as block scales"),
+                lambda: check_linear_uses(self),
+                types,
+            ]
+        )
 
 
 @irdl_op_definition
@@ -385,12 +393,14 @@ class TensorScaleOp(IRDLOperation):
             if x.elem != target.F32 or r != x:
                 raise OpError("scales an f32 stream into an f32 stream of the same type")
 
-        run_checks([
-            lambda: check_stream_operands(self),
-            lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
-            lambda: check_linear_uses(self),
-            types,
-        ])
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
+                lambda: check_linear_uses(self),
+                types,
+            ]
+        )
 
 
 SCRATCH_USERS = {
@@ -466,9 +476,7 @@ class ScratchOp(IRDLOperation):
             if any(d < 0 for d in mt.get_shape()):
                 raise OpError("has a dynamic shape: a scratch buffer has a static shape")
             if not isinstance(mt.layout, NoneAttr) or not isinstance(mt.memory_space, NoneAttr):
-                raise OpError(
-                    "has a layout or memory space attribute: a scratch buffer is a plain row-major memref"
-                )
+                raise OpError("has a layout or memory space attribute: a scratch buffer is a plain row-major memref")
 
         def base() -> None:
             b = self.base_value

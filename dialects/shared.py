@@ -36,7 +36,17 @@ from xdsl.irdl.operations import BeforeVariadicSingleAccessor, VarIRConstruct
 
 from fetchc.target.layout import memref_byte_span, memref_layout
 
-__all__ = ["IdentityCache", "direct_accessors", "i32_attr", "init_op", "i64_array", "i64_attr", "memo_on", "memref_byte_span_of", "memref_layout_of"]
+__all__ = [
+    "IdentityCache",
+    "direct_accessors",
+    "i32_attr",
+    "init_op",
+    "i64_array",
+    "i64_attr",
+    "memo_on",
+    "memref_byte_span_of",
+    "memref_layout_of",
+]
 
 T = TypeVar("T")
 

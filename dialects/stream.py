@@ -90,9 +90,7 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
             pos = parser.pos
             dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
             if what == "packet" and not dims:
-                parser.raise_error(
-                    "!fetch.stream needs at least one packet dimension (e.g. [1])", pos, parser.pos
-                )
+                parser.raise_error("!fetch.stream needs at least one packet dimension (e.g. [1])", pos, parser.pos)
             return ArrayAttr(dims)
 
         with parser.in_angle_brackets():
@@ -110,7 +108,9 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
-            printer.print_string(f"{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], ")
+            printer.print_string(
+                f"{self.ctx}, [{', '.join(map(str, self.time))}], [{', '.join(map(str, self.packet))}], "
+            )
             printer.print_attribute(self.element_type)
 
     def verify(self) -> None:

@@ -70,7 +70,9 @@ class CompileResult:
             return self._module
         data, module = self._module()
         if data != self.seq_bin:
-            raise RuntimeError("fetchc bug: the kernel compile cache gave other bytes than a compile (FETCHC_NO_CACHE=1 avoids it)")
+            raise RuntimeError(
+                "fetchc bug: the kernel compile cache gave other bytes than a compile (FETCHC_NO_CACHE=1 avoids it)"
+            )
         object.__setattr__(self, "_module", module)
         return module
 
@@ -144,7 +146,9 @@ def compile(
     return CompileResult(seq_bin=data, seqbin=sb, _module=module)
 
 
-def compile_uncached(module_or_text: ModuleOp | str, filename: str, pipeline: str) -> tuple[SeqBin, bytes, list, ModuleOp]:
+def compile_uncached(
+    module_or_text: ModuleOp | str, filename: str, pipeline: str
+) -> tuple[SeqBin, bytes, list, ModuleOp]:
     """Parse (text), verify, run ``pipeline`` and serialise, without any
     cache: ``(SeqBin, bytes, warnings and remarks, residual module)``.
     Raises :class:`DiagnosticError` for any error."""
@@ -268,4 +272,3 @@ def run_kernel(
     return run_seqbin(
         result.seq_bin, result.module, entry, dict(values or {}), threads=threads, progress=progress, typed=True
     )
-

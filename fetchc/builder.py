@@ -308,7 +308,8 @@ def _called_name(filename: str, line: int, end_line: int, col: int, end_col: int
     try:
         text = b"".join(parts).decode("utf-8")
         tokens = [
-            t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            t
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
             if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER)
         ]
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
@@ -639,8 +640,14 @@ class KernelBuilder:
             raise DiagnosticError(Diagnostic.error(f"fetch_rows: {problem}", _loc_tuple(where)))
         time = window[:-1] + [window[-1] // packet]
         return self.fetch(
-            source, time, [packet], map=rows_map(len(full), packet, offset), context=context,
-            base=base, read_size=read_size, loc=where,
+            source,
+            time,
+            [packet],
+            map=rows_map(len(full), packet, offset),
+            context=context,
+            base=base,
+            read_size=read_size,
+            loc=where,
         )
 
     # -- other ops ---------------------------------------------------------
@@ -879,9 +886,7 @@ class Stream:
                     detail = f"there is no table keyed by {name} (tables exist for {target.table_pairs_text()})"
                 raise _infer_error(TableLookupOp.name, f"cannot infer the output type: {detail}", where)
             out = target.mlir_type(outs[0])
-        return self._stream(
-            lambda: TableLookupOp(self.value, self._retyped(out), fn, scale, zero_point), where
-        )
+        return self._stream(lambda: TableLookupOp(self.value, self._retyped(out), fn, scale, zero_point), where)
 
     def cast(self, to: TypeLike | None = None, *, loc: LocLike = None) -> Stream:
         """``fetch.cast``, the type-cast stage (hardware.md §2.2).  ``to``:

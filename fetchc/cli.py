@@ -120,30 +120,57 @@ def _compile_parser() -> argparse.ArgumentParser:
         "fetch-to-seq); seq: the IR in the fetch_seq dialect",
     )
     p.add_argument(
-        "-p", "--pass-pipeline", "--passes", dest="passes", action="append", metavar="PIPELINE",
+        "-p",
+        "--pass-pipeline",
+        "--passes",
+        dest="passes",
+        action="append",
+        metavar="PIPELINE",
         help="run exactly these passes: 'PASS{option=value},PASS' (xdsl-opt) or 'builtin.module(PASS,PASS)' "
         "(mlir-opt); '' runs none; the passes are listed below",
     )
     p.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent inputs")
-    p.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)")
     p.add_argument(
-        "--verify-each", action="store_true", default=None,
+        "--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}' etc. (MLIR semantics)"
+    )
+    p.add_argument(
+        "--verify-each",
+        action="store_true",
+        default=None,
         help="verify the whole module after every pass, as mlir-opt does (default: verify after parsing, then "
         "only what each pass created; the FETCHC_VERIFY_EACH environment variable turns it on too)",
     )
-    p.add_argument("--mlir-print-op-generic", "--print-op-generic", dest="print_op_generic", action="store_true",
-                   help="print ops in the generic form")
-    p.add_argument("--mlir-print-ir-before-all", dest="print_ir_before_all", action="store_true",
-                   help="print the IR to stderr before every pass")
-    p.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all", dest="print_ir_after_all", action="store_true",
-                   help="print the IR to stderr after every pass")
     p.add_argument(
-        "--mlir-print-debuginfo", "--print-debuginfo", dest="mlir_print_debuginfo", action="store_true",
+        "--mlir-print-op-generic",
+        "--print-op-generic",
+        dest="print_op_generic",
+        action="store_true",
+        help="print ops in the generic form",
+    )
+    p.add_argument(
+        "--mlir-print-ir-before-all",
+        dest="print_ir_before_all",
+        action="store_true",
+        help="print the IR to stderr before every pass",
+    )
+    p.add_argument(
+        "--mlir-print-ir-after-all",
+        "--print-ir-after-all",
+        dest="print_ir_after_all",
+        action="store_true",
+        help="print the IR to stderr after every pass",
+    )
+    p.add_argument(
+        "--mlir-print-debuginfo",
+        "--print-debuginfo",
+        dest="mlir_print_debuginfo",
+        action="store_true",
         help="print each op's location (loc(...)) with --emit=mlir/seq, as mlir-opt does; "
         "use with --mlir-print-op-generic",
     )
     p.add_argument(
-        "--no-cache", action="store_true",
+        "--no-cache",
+        action="store_true",
         help="do not use the kernel compile cache (FETCHC_NO_CACHE=1 does the same; see docs/cli.md)",
     )
     p.add_argument("--version", action="version", version=f"fetchc {__version__}")
@@ -194,7 +221,9 @@ def _read_input(path: str, limit: int | None = None) -> bytes:
         except (OSError, ValueError, AttributeError):  # an in-memory stdin (a test harness)
             st = None
         if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > limit:
-            raise OSError(errno.EFBIG, f"it is {st.st_size} bytes, more than the {limit} bytes fetchc reads from one input")
+            raise OSError(
+                errno.EFBIG, f"it is {st.st_size} bytes, more than the {limit} bytes fetchc reads from one input"
+            )
         chunks, size = [], 0
         while chunk := f.read(min(1 << 24, limit + 1 - size)):
             chunks.append(chunk)
@@ -292,8 +321,12 @@ def _plain_compile(args) -> str | None:
     from fetchc import compile_cache
 
     plain = args.emit == "bin" and not (
-        args.verify_diagnostics or args.print_ir_after_all or args.print_ir_before_all or args.verify_each
-        or args.no_cache or args.split_input_file
+        args.verify_diagnostics
+        or args.print_ir_after_all
+        or args.print_ir_before_all
+        or args.verify_each
+        or args.no_cache
+        or args.split_input_file
     )
     if not plain or not compile_cache.enabled():
         return None
@@ -313,8 +346,11 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
 
     _LAST_CLEAN = None
     if _is_seqbin(data):  # here, not before the whole-input cache: importing the format imports xDSL
-        return _file_error(filename, f"this is a seq.bin (compiled output), not MLIR: use 'fetchc dis {args.input}' to "
-                                     "read it, 'fetchc sim' to run its programs")
+        return _file_error(
+            filename,
+            f"this is a seq.bin (compiled output), not MLIR: use 'fetchc dis {args.input}' to "
+            "read it, 'fetchc sim' to run its programs",
+        )
 
     sources = SourceManager()
     try:
@@ -347,7 +383,10 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
         if module is not None:
             with _pass_prints_to_stderr(args.output):
                 result = run_pipeline(
-                    module, ctx, passes, _dump_ir("After", args) if args.print_ir_after_all else None,
+                    module,
+                    ctx,
+                    passes,
+                    _dump_ir("After", args) if args.print_ir_after_all else None,
                     before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
                     verify_each=args.verify_each,
                 )
@@ -446,8 +485,13 @@ def _emit(module, emit: str, generic: bool, debuginfo: bool, filename: str) -> t
     sb, data = emit_seqbin(module)
     if sb.programs:
         return data, []
-    return data, [Diagnostic("warning", "the input holds no kernel (no func.func with a fetch.fetch): the seq.bin "
-                             "has no program", (filename, 0, 0))]
+    return data, [
+        Diagnostic(
+            "warning",
+            "the input holds no kernel (no func.func with a fetch.fetch): the seq.bin has no program",
+            (filename, 0, 0),
+        )
+    ]
 
 
 def _is_seqbin(data: bytes) -> bool:
@@ -572,13 +616,19 @@ def _sim_parser() -> argparse.ArgumentParser:
     p.add_argument("seqbin", help="the seq.bin file")
     p.add_argument("--dm", metavar="IMAGE", help="DM image file")
     p.add_argument(
-        "--arg", action="append", default=[], metavar="NAME=FILE.npy",
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
         help="a tensor's values instead of --dm, placed as the MANIFEST says (repeat for every tensor the "
         "programs read; scalars NAME=VALUE are accepted and unused)",
     )
     p.add_argument("--program", metavar="NAME", help="run only this program; writes one .npy array")
     p.add_argument(
-        "-o", dest="output", required=True, metavar="OUT",
+        "-o",
+        dest="output",
+        required=True,
+        metavar="OUT",
         help="output path, used exactly (no suffix added): .npy data with --program, else .npz data keyed by "
         "program name; '-' or /dev/stdout writes to stdout (a pipe works)",
     )
@@ -604,8 +654,11 @@ def main_sim(argv: list[str]) -> int:
     try:
         args = parser.parse_args(argv)
         if (args.dm is None) == (not args.arg):
-            raise _UsageError("give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
-                              if args.dm is not None else "one of --dm IMAGE or --arg NAME=FILE.npy is required")
+            raise _UsageError(
+                "give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
+                if args.dm is not None
+                else "one of --dm IMAGE or --arg NAME=FILE.npy is required"
+            )
     except _UsageError as e:
         sys.stderr.write(parser.format_usage())
         _error(f"{e}")
@@ -684,8 +737,10 @@ def _read_dm(path: str, st: os.stat_result, limit: int):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                raise SimError(f"the DM image is more than the {limit} bytes fetchc sim may allocate "
-                               "(set FETCHC_SIM_MAX_BYTES to change the limit)")
+                raise SimError(
+                    f"the DM image is more than the {limit} bytes fetchc sim may allocate "
+                    "(set FETCHC_SIM_MAX_BYTES to change the limit)"
+                )
     return np.frombuffer(b"".join(chunks), dtype=np.uint8).copy()
 
 
@@ -714,16 +769,24 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="the kernel's .mlir file, '-' for stdin")
     p.add_argument("--entry", metavar="FUNC", help="the kernel to run (needed when the file holds several)")
     p.add_argument(
-        "--arg", action="append", default=[], metavar="NAME=FILE.npy|NAME=VALUE",
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy|NAME=VALUE",
         help="an input tensor from a .npy file (memref shape; ml_dtypes or raw bits; 4-bit codes one per element "
         "or packed two per byte), or an f32 scalar's value; repeat for every input",
     )
     p.add_argument(
-        "-o", dest="output", required=True, metavar="OUT.npz",
+        "-o",
+        dest="output",
+        required=True,
+        metavar="OUT.npz",
         help="output .npz path, used exactly (no suffix added); '-' or /dev/stdout writes to stdout (a pipe works)",
     )
     p.add_argument(
-        "-q", "--quiet", action="store_true",
+        "-q",
+        "--quiet",
+        action="store_true",
         help="do not list the tensors written (by default one line each: name, shape, dtype)",
     )
     return p
@@ -795,9 +858,12 @@ def main_run(argv: list[str]) -> int:
     sources = SourceManager()
     try:
         if _is_seqbin(data):
-            return _file_error(filename, "this is a seq.bin (compiled output), not MLIR: fetchc run compiles a kernel "
-                                         f"and runs it; to run the programs of a seq.bin use 'fetchc sim {args.input} "
-                                         "--arg NAME=FILE.npy ...' ('fetchc dis' prints it)")
+            return _file_error(
+                filename,
+                "this is a seq.bin (compiled output), not MLIR: fetchc run compiles a kernel "
+                f"and runs it; to run the programs of a seq.bin use 'fetchc sim {args.input} "
+                "--arg NAME=FILE.npy ...' ('fetchc dis' prints it)",
+            )
         text = decode_source(data, filename)
         sources.add(filename, text)
         result = compile_(text, filename=filename)

@@ -38,8 +38,10 @@ def last_words(e: BaseException) -> None:
     try:
         if isinstance(e, KeyboardInterrupt):
             text = "error: interrupted"
-        elif isinstance(e, (MemoryError, SystemError)) or any(w in str(e).lower() for w in _MEMORY_WORDS) or (
-            AS_LIMIT is not None and not isinstance(e, ModuleNotFoundError)
+        elif (
+            isinstance(e, (MemoryError, SystemError))
+            or any(w in str(e).lower() for w in _MEMORY_WORDS)
+            or (AS_LIMIT is not None and not isinstance(e, ModuleNotFoundError))
         ):
             text = "error: out of memory while starting fetchc"
             if AS_LIMIT is not None:

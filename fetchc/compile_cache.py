@@ -189,6 +189,7 @@ def _plain_fields(cls: type) -> int:
     )
     return len(fs) if plain else 0
 
+
 def _tensor_names(stamp: _Stamp, tensors, scalars) -> tuple[list[str], list[str]]:
     arg_names = [n or f"arg{i}" for i, n in enumerate(stamp.func.arg_names)]
     taken = set(arg_names)
@@ -329,8 +330,10 @@ def _split(sb, functions: Sequence[FuncText]) -> list | None:
         k = kernel_of.get(f.name)
         if k is None and idx:
             return None
-        kernels = () if k is None else (
-            renamed(k, programs=tuple(renamed(kp, index=idx.index(kp.index)) for kp in k.programs)),
+        kernels = (
+            ()
+            if k is None
+            else (renamed(k, programs=tuple(renamed(kp, index=idx.index(kp.index)) for kp in k.programs)),)
         )
         parts.append(SeqBin(tuple(tables), tuple(progs), Manifest(kernels)))
     return parts

@@ -127,9 +127,7 @@ class Diagnostic:
             raise ValueError(f"unknown diagnostic severity {self.severity!r}")
 
     @staticmethod
-    def error(
-        message: str, loc: Loc | None = None, notes: Iterable[Diagnostic] = ()
-    ) -> Diagnostic:
+    def error(message: str, loc: Loc | None = None, notes: Iterable[Diagnostic] = ()) -> Diagnostic:
         """Return an ``error`` diagnostic (convenience constructor)."""
         return Diagnostic("error", message, loc, list(notes))
 

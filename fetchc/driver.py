@@ -106,8 +106,10 @@ def xdsl_pipeline_text(spec: str) -> str:
         return DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {why}"))
 
     if m.group(1) != "builtin.module":
-        raise bad(f"the pipeline is anchored on '{m.group(1)}', but fetchc compiles a builtin.module and its "
-                  "passes run on the whole module: write builtin.module(PASS,PASS{option=value})")
+        raise bad(
+            f"the pipeline is anchored on '{m.group(1)}', but fetchc compiles a builtin.module and its "
+            "passes run on the whole module: write builtin.module(PASS,PASS{option=value})"
+        )
     out: list[str] = []
     depth, quote, i = 0, False, m.end()
     while i < len(spec):
@@ -124,8 +126,10 @@ def xdsl_pipeline_text(spec: str) -> str:
             break
         elif depth == 0 and c == "(":
             inner = "".join(out).rsplit(",", 1)[-1]
-            raise bad(f"'{inner}(...)' nests a pipeline, but fetchc's passes run on the whole module: list the "
-                      "passes directly inside builtin.module(...)")
+            raise bad(
+                f"'{inner}(...)' nests a pipeline, but fetchc's passes run on the whole module: list the "
+                "passes directly inside builtin.module(...)"
+            )
         elif depth == 0 and c.isspace():
             i += 1
             continue
@@ -198,8 +202,11 @@ def _option_text(text: str) -> str:
     m = re.fullmatch(r"Provided arguments \[(.*)\] not found in expected arguments \[(.*)\]", text)
     if m:
         given, known = (re.findall(r'"([^"]*)"', g) for g in m.groups())
-        return (f"unknown option {', '.join(given)} (options: {', '.join(k.replace('_', '-') for k in known)})"
-                if known else f"unknown option {', '.join(given)} (this pass takes none)")
+        return (
+            f"unknown option {', '.join(given)} (options: {', '.join(k.replace('_', '-') for k in known)})"
+            if known
+            else f"unknown option {', '.join(given)} (this pass takes none)"
+        )
     return text
 
 

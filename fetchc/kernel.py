@@ -178,8 +178,14 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
         given = arg_attribute(func, arg, NAME_ATTR)
         if given is not None and not (isinstance(given, StringAttr) and given.data):
             what = "is empty" if isinstance(given, StringAttr) else f"is {given}, not a string"
-            out.append((arg, f"{NAME_ATTR} of {ssa} {what}: a tensor's name is a non-empty string "
-                        f'({NAME_ATTR} = "w"); drop the attribute to name it by its SSA name', None))
+            out.append(
+                (
+                    arg,
+                    f"{NAME_ATTR} of {ssa} {what}: a tensor's name is a non-empty string "
+                    f'({NAME_ATTR} = "w"); drop the attribute to name it by its SSA name',
+                    None,
+                )
+            )
             continue
         if arg not in named:
             continue
@@ -187,9 +193,14 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
         first = seen.setdefault(name, arg)
         if first is not arg:
             how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""
-            out.append((arg, f'{ssa} is named "{name}"{" " + how if how else ""}, like {spelled(first)}: the tensors '
-                        f"and scalars of a kernel need different names; rename one (its {NAME_ATTR} or its SSA name)",
-                        first))
+            out.append(
+                (
+                    arg,
+                    f'{ssa} is named "{name}"{" " + how if how else ""}, like {spelled(first)}: the tensors '
+                    f"and scalars of a kernel need different names; rename one (its {NAME_ATTR} or its SSA name)",
+                    first,
+                )
+            )
     return out
 
 
@@ -286,14 +297,18 @@ def slice_errors(func: FuncOp) -> list[str]:
             continue
         who = spelled(arg)
         if not isinstance(d, IntegerAttr):
-            out.append(f"{SLICE_DIM_ATTR} of {who} must be an integer dimension (e.g. {{{SLICE_DIM_ATTR} = 0 : i64}}), not {d}")
+            out.append(
+                f"{SLICE_DIM_ATTR} of {who} must be an integer dimension (e.g. {{{SLICE_DIM_ATTR} = 0 : i64}}), not {d}"
+            )
         elif value is None:
             out.append(
                 f"{SLICE_DIM_ATTR} on {who}, but @{func.sym_name.data} has no {SLICES_ATTR}: say how many slices "
                 f"the kernel runs on with {{{SLICES_ATTR} = S : i64}} on the function, or drop the {SLICE_DIM_ATTR}"
             )
         elif not isinstance(arg.type, MemRefType):
-            out.append(f"{SLICE_DIM_ATTR} on {who}, which is {arg.type}, not a memref: only tensors are split over slices")
+            out.append(
+                f"{SLICE_DIM_ATTR} on {who}, which is {arg.type}, not a memref: only tensors are split over slices"
+            )
         elif not 0 <= d.value.data < len(arg.type.get_shape()):
             rank = len(arg.type.get_shape())
             dims = f"dimensions 0 to {rank - 1}" if rank else "no dimension"

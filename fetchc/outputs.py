@@ -95,6 +95,7 @@ class OutputRefused(OSError):
     def __str__(self) -> str:
         return str(self.strerror)
 
+
 STALE_AFTER_SECONDS = 60.0
 """A temporary file of a dead process must be this old (seconds since its
 last modification) before :func:`remove_stale_temporaries` deletes it."""
@@ -284,8 +285,9 @@ def _refuse_stat(st: os.stat_result, path: str, inputs: Iterable[Identity]) -> N
     if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in set(inputs):
         where = "standard output: it is redirected to" if path == "-" else f"'{path}': it is"
         raise OutputRefused(
-            errno.EINVAL, f"refusing to write to {where} an input file of this command, which the output would "
-            "overwrite; write the output to another file"
+            errno.EINVAL,
+            f"refusing to write to {where} an input file of this command, which the output would "
+            "overwrite; write the output to another file",
         )
 
 

@@ -70,8 +70,15 @@ def is_memory_message(text: str) -> bool:
     t = text.lower()
     return any(
         k in t
-        for k in ("failed to map segment", "cannot allocate memory", "memoryerror", "out of memory",
-                  "memory allocation", "cannot map zero-fill pages", "can't start new thread")
+        for k in (
+            "failed to map segment",
+            "cannot allocate memory",
+            "memoryerror",
+            "out of memory",
+            "memory allocation",
+            "cannot map zero-fill pages",
+            "can't start new thread",
+        )
     )
 
 
@@ -131,8 +138,6 @@ def load_numpy() -> None:
         if is_memory_message(chain):
             raise ResourceExhausted(f"not enough memory to load numpy{limit_text()}") from None
         raise
-
-
 
 
 DEEP_STACK_BYTES = 256 << 20
@@ -256,8 +261,6 @@ def call_with_deep_stack(fn: Callable[..., T], *args: Any) -> T:
 def _restore_limit_after(worker, limit: int) -> None:
     worker.join()
     sys.setrecursionlimit(limit)
-
-
 
 
 def memory_budget(env_var: str | None) -> tuple[int, bool]:

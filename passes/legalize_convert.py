@@ -68,9 +68,11 @@ class LegalizeConvert(RewritePattern):
             rewriter.replace(op, [], [op.input])
             return
         before, after = stages_around(op)
-        order = [STAGE_OPS[o.name].order for o in before] + [STAGE_OPS[n].order for n in names] + [
-            STAGE_OPS[o.name].order for o in after
-        ]
+        order = (
+            [STAGE_OPS[o.name].order for o in before]
+            + [STAGE_OPS[n].order for n in names]
+            + [STAGE_OPS[o.name].order for o in after]
+        )
         if any(a >= b for a, b in pairwise(order)):
             what = " + ".join(STAGE_OPS[n].text for n in names)
             raise PassError(

@@ -210,7 +210,8 @@ def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "", fix: str 
         fix = "; ".join(x for x in (fix, hint) if x)
         whole = " (one slice's DM)" if dm_size == DEFAULT_DM_SIZE else ""
         raise PassError(
-            at, f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}{whole}" + (f": {fix}" if fix else "")
+            at,
+            f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}{whole}" + (f": {fix}" if fix else ""),
         )
 
 
@@ -615,7 +616,11 @@ class PlaceDmPass(FetchcPass):
     )
 
     def __post_init__(self) -> None:
-        if isinstance(self.dm_size, bool) or not isinstance(self.dm_size, int) or not 1 <= self.dm_size <= DEFAULT_DM_SIZE:
+        if (
+            isinstance(self.dm_size, bool)
+            or not isinstance(self.dm_size, int)
+            or not 1 <= self.dm_size <= DEFAULT_DM_SIZE
+        ):
             raise ValueError(
                 f"dm-size must be a number of bytes from 1 to 2^19 = {DEFAULT_DM_SIZE} (one slice's DM), not "
                 f"{self.dm_size}"

@@ -245,7 +245,9 @@ class RouteSubDecodePass(FetchcPass):
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
         created: list[ScratchOp] = []
         apply_pattern(
-            GreedyRewritePatternApplier([RouteSubConvert(created), RouteSubDequant(created)]), op, listener,
+            GreedyRewritePatternApplier([RouteSubConvert(created), RouteSubDequant(created)]),
+            op,
+            listener,
             on=(ConvertOp, DequantOp),
         )
         # Print each new scratch buffer under its MANIFEST name (scratch0, ...).

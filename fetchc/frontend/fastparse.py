@@ -369,8 +369,9 @@ class FastParser(AttrLexer):
             if prop in attrs and prop not in props:
                 props[prop] = attrs.pop(prop)
         self.stack.pop()
-        op = cls.create(operands=operands, result_types=ftype.outputs.data, properties=props,
-                        attributes=attrs, regions=regions)
+        op = cls.create(
+            operands=operands, result_types=ftype.outputs.data, properties=props, attributes=attrs, regions=regions
+        )
         op.location = loc if loc is not None else self.file_loc(name_pos)
         return op
 
@@ -405,8 +406,10 @@ class FastParser(AttrLexer):
         if any(attrs for _, _, _, attrs, _ in named):
             arg_attrs = ArrayAttr([DictionaryAttr(attrs) for _, _, _, attrs, _ in named])
         region = self.region(named if named else None) if self.peek() == "{" else Region()
-        props: dict[str, Attribute] = {"sym_name": StringAttr(name),
-                                       "function_type": FunctionType.from_lists(types, outputs)}
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(types, outputs),
+        }
         for key, value in (("sym_visibility", visibility), ("arg_attrs", arg_attrs), ("res_attrs", res_attrs)):
             if value is not None:
                 props[key] = value

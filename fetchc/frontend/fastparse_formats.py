@@ -59,14 +59,19 @@ def _simple_classes(op_def) -> tuple[tuple[type, ...], tuple[type, ...]] | None:
         c = d.constr
         if type(c) is SingleOf and type(c.constr) is BaseAttr:
             return c.constr.attr
-        if (type(c) is RangeLengthConstraint and type(c.constraint) is RangeOf
-                and type(c.constraint.constr) is BaseAttr and c.length == EqIntConstraint(1)):
+        if (
+            type(c) is RangeLengthConstraint
+            and type(c.constraint) is RangeOf
+            and type(c.constraint.constr) is BaseAttr
+            and c.length == EqIntConstraint(1)
+        ):
             return c.constraint.constr.attr  # operand_def(X): exactly one X
         return None
 
     all_defs: tuple[Mapping[str, AttrOrPropDef], ...] = (op_def.properties, op_def.attributes)
-    checked = [d for defs in all_defs for d in defs.values()
-               if not (isinstance(d, OptionalDef) and d.default_value is None)]
+    checked = [
+        d for defs in all_defs for d in defs.values() if not (isinstance(d, OptionalDef) and d.default_value is None)
+    ]
     operands = [base(d) for _, d in op_def.operands]
     results = [base(d) for _, d in op_def.results]
     if checked or None in operands or None in results:
@@ -123,7 +128,6 @@ def get_registry() -> Registry:
     return _registry
 
 
-
 def _simply_valid(simple, types: list[Attribute], results: list[Attribute], variadic: bool) -> bool:
     """The ``isinstance`` form of the checks when :func:`_simple_classes`
     found one and everything is of its class."""
@@ -166,4 +170,3 @@ def check_constraints(
             attr = given.get(name, adef.default_value)
             if attr is not None:
                 adef.constr.verify(attr, ctx)
-

@@ -102,7 +102,11 @@ MAX_DEPTH = 48
 # `!fetch.stream<ctx, [time], [packet], scalar>` in its plain spelling.
 _DIMS = r"\[[ ]*(?:[0-9]+(?:[ ]*,[ ]*[0-9]+)*)?[ ]*\]"
 _STREAM = re.compile(
-    r"!fetch\.stream<[ ]*(main|sub)[ ]*,[ ]*(" + _DIMS + r")[ ]*,[ ]*(" + _DIMS + r")[ ]*,[ ]*([a-zA-Z_][a-zA-Z0-9_$.]*)[ ]*>",
+    r"!fetch\.stream<[ ]*(main|sub)[ ]*,[ ]*("
+    + _DIMS
+    + r")[ ]*,[ ]*("
+    + _DIMS
+    + r")[ ]*,[ ]*([a-zA-Z_][a-zA-Z0-9_$.]*)[ ]*>",
     re.ASCII,
 )
 # `memref<4x8xf32` (the shape and the element type; `>` or `,` follows).
@@ -154,9 +158,11 @@ def _int_attr_fast(value: int) -> IntAttr:
     return attr
 
 
-_FAST_LOCS = _unverified_ok(FileLineColLoc) and _unverified_ok(IntAttr) and [
-    f for f, _ in FileLineColLoc.get_irdl_definition().parameters
-] == ["filename", "line", "column"]
+_FAST_LOCS = (
+    _unverified_ok(FileLineColLoc)
+    and _unverified_ok(IntAttr)
+    and [f for f, _ in FileLineColLoc.get_irdl_definition().parameters] == ["filename", "line", "column"]
+)
 _file_loc = _file_loc_fast if _FAST_LOCS else _file_loc_checked
 _int_attr = _int_attr_fast if _FAST_LOCS else IntAttr
 
@@ -390,8 +396,12 @@ class AttrLexer:
         time, packet = _dims(found.group(2)), _dims(found.group(3))
         if not packet or min(time + packet) < 1:
             raise Fallback("stream shape")
-        params = (StringAttr(found.group(1)), ArrayAttr([IntAttr(d) for d in time]),
-                  ArrayAttr([IntAttr(d) for d in packet]), elem)
+        params = (
+            StringAttr(found.group(1)),
+            ArrayAttr([IntAttr(d) for d in time]),
+            ArrayAttr([IntAttr(d) for d in packet]),
+            elem,
+        )
         self.memo[key] = made = StreamType.new(params)
         return made
 

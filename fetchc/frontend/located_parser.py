@@ -272,16 +272,12 @@ class LocatedParser(PatchedParser):
         self._parsed_ahead[offset] = (self._parser_state.current_token, self.lexer.pos)
         self._parser_state.current_token, self.lexer.pos = saved
 
-    def _register_ssa_definition(
-        self, name: str, values: Sequence[SSAValue], span: Span
-    ) -> None:
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
         super()._register_ssa_definition(name, values, span)
         if self._after_explicit_loc == self._current_token.span.start:
             return  # `%arg: type loc(...)` just parsed: keep it
         for value in values:
-            if isinstance(value, BlockArgument) and isinstance(
-                value.location, UnknownLoc
-            ):
+            if isinstance(value, BlockArgument) and isinstance(value.location, UnknownLoc):
                 value.location = self.file_loc_at(span.start)
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
@@ -339,9 +335,7 @@ class LocatedParser(PatchedParser):
             )
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
-        known = self.ctx.get_optional_op(
-            name, dialect_stack=self._parser_state.dialect_stack
-        )
+        known = self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)
         if known is None and self.op_starts:
             # Point at the op name (xDSL points after it).
             content = self.lexer.input.content

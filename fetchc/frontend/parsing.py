@@ -88,8 +88,7 @@ def decode_source(data: bytes, filename: str) -> str:
         raise DiagnosticError(
             Diagnostic(
                 "error",
-                f"input is not valid UTF-8 (byte 0x{data[err.start]:02x} "
-                f"at offset {err.start})",
+                f"input is not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})",
                 (filename, line, col),
             )
         ) from None
@@ -106,9 +105,7 @@ def _span_loc(span: Span[Any], text: str, filename: str, index: LineIndex) -> Lo
     return (filename, line, col)
 
 
-def _current_loc(
-    parser: LocatedParser | None, text: str, filename: str, index: LineIndex
-) -> Loc | None:
+def _current_loc(parser: LocatedParser | None, text: str, filename: str, index: LineIndex) -> Loc | None:
     """Best location for an error raised outside xDSL's ``raise_error``:
     the innermost op being parsed, else the current token."""
     if parser is None:
@@ -144,8 +141,7 @@ def _string_literal_problem(text: str, start: int, default: str) -> tuple[str, i
                 i += 3
                 continue
             return (
-                "invalid escape sequence in string literal: the escapes are \\n, \\t, \\\\, \\\" "
-                "and two hex digits",
+                'invalid escape sequence in string literal: the escapes are \\n, \\t, \\\\, \\" and two hex digits',
                 i,
             )
         i += 1
@@ -154,9 +150,7 @@ def _string_literal_problem(text: str, start: int, default: str) -> tuple[str, i
     return "unterminated string literal: expected '\"' before the end of the input", start
 
 
-def _token_loc(
-    parser: LocatedParser | None, text: str, filename: str, index: LineIndex
-) -> Loc | None:
+def _token_loc(parser: LocatedParser | None, text: str, filename: str, index: LineIndex) -> Loc | None:
     """Location of the parser's current token, or ``None``."""
     if parser is None:
         return None
@@ -201,9 +195,7 @@ def _parser_choice(parser: str | None) -> str:
         return parser
     choice = os.environ.get(PARSER_ENV) or "auto"
     if choice not in ("auto", "xdsl"):
-        raise DiagnosticError(
-            Diagnostic("error", f"{PARSER_ENV} must be 'auto' or 'xdsl', not {choice[:40]!r}", None)
-        )
+        raise DiagnosticError(Diagnostic("error", f"{PARSER_ENV} must be 'auto' or 'xdsl', not {choice[:40]!r}", None))
     return choice
 
 
@@ -224,13 +216,13 @@ def _op_format_text(parser: LocatedParser | None, text: str, message: str) -> st
     base = _BASE_ATTRIBUTE.fullmatch(message.strip())
     if base is not None:
         got, want = " ".join(base.group(1).split()), base.group(2)
-        return f"'{m.group(1)}' op expects {'an' if want[0] in 'aeiou' else 'a'} {want} where its type signature has {got}"
+        return (
+            f"'{m.group(1)}' op expects {'an' if want[0] in 'aeiou' else 'a'} {want} where its type signature has {got}"
+        )
     return f"'{m.group(1)}' op {message}"
 
 
-def parse_module(
-    ctx: Context, text: str, filename: str, line_offset: int = 0, parser: str | None = None
-) -> ModuleOp:
+def parse_module(ctx: Context, text: str, filename: str, line_offset: int = 0, parser: str | None = None) -> ModuleOp:
     """Parse ``text`` (a whole file, or a chunk of ``filename`` starting after
     its line ``line_offset``) into a located ``builtin.module``.
 
@@ -354,8 +346,7 @@ def _internal(
     return DiagnosticError(
         Diagnostic(
             "error",
-            f"failed to parse the input ({type(err).__name__}: "
-            f"{exception_text(err)})",
+            f"failed to parse the input ({type(err).__name__}: {exception_text(err)})",
             loc,
         )
     )

@@ -16,7 +16,14 @@ from fetchc.diagnostics import Diagnostic, PathCache, flatten, header
 from fetchc.escape import printable
 from fetchc.frontend.locations import LINE_BREAK_RE, location_notes
 
-__all__ = ["MAX_QUOTED_FILE_BYTES", "MAX_QUOTED_TOTAL_BYTES", "QUOTED_SUFFIXES", "SourceManager", "render", "render_all"]
+__all__ = [
+    "MAX_QUOTED_FILE_BYTES",
+    "MAX_QUOTED_TOTAL_BYTES",
+    "QUOTED_SUFFIXES",
+    "SourceManager",
+    "render",
+    "render_all",
+]
 
 MAX_QUOTED_FILE_BYTES = 1 << 20
 """Largest file that :class:`SourceManager` reads from disk to quote a line
@@ -136,7 +143,9 @@ class SourceManager:
             return None
         try:
             # O_NONBLOCK: a file swapped for a FIFO must not block; O_NOFOLLOW: nor for a symlink.
-            flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
+            flags = (
+                os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
+            )
             with open(os.open(real, flags), "rb") as f:
                 if _identity(os.fstat(f.fileno())) != ident:
                     return None  # replaced since it was checked

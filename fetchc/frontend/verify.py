@@ -43,11 +43,15 @@ def xdsl_message(op: Operation, text: str) -> str:
         if isinstance(parent, FuncOp):
             outs = parent.function_type.outputs.data
             ret = "func.return" + (f" %v : {', '.join(str(t) for t in outs)}" if outs else "")
-            return (f"is the last op of the body of func @{parent.sym_name.data}, but a function body must end with "
-                    f"func.return: add '{ret}' after it")
+            return (
+                f"is the last op of the body of func @{parent.sym_name.data}, but a function body must end with "
+                f"func.return: add '{ret}' after it"
+            )
         if parent is not None:
-            return (f"is the last op of a block of '{parent.name}', but it is not a terminator: end the block with "
-                    f"the terminator '{parent.name}' expects")
+            return (
+                f"is the last op of a block of '{parent.name}', but it is not a terminator: end the block with "
+                f"the terminator '{parent.name}' expects"
+            )
     m = _BASE_ATTRIBUTE.fullmatch(text.strip())
     if m:
         kind, name, pos, got, want = m.groups()
@@ -93,8 +97,7 @@ def verify_module(module: Operation, only: Collection[Operation] | None = None) 
             diagnostics.append(
                 op_error(
                     op,
-                    f"verifier failed with {type(err).__name__}: "
-                    f"{exception_text(err)}",
+                    f"verifier failed with {type(err).__name__}: {exception_text(err)}",
                 )
             )
     return diagnostics

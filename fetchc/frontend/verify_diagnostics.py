@@ -47,9 +47,7 @@ class _Expected:
         return self.text in message
 
 
-def _parse_expectations(
-    text: str, filename: str, line_offset: int
-) -> tuple[list[_Expected], list[Diagnostic]]:
+def _parse_expectations(text: str, filename: str, line_offset: int) -> tuple[list[_Expected], list[Diagnostic]]:
     """Scan ``text`` for ``expected-*`` designators (MLIR's
     ``computeExpectedDiags``); return them and errors for malformed ones."""
     expectations: list[_Expected] = []
@@ -138,9 +136,7 @@ def check_expected(
     n_lines = sum(1 for _ in _LINE_BREAK_RE.finditer(text)) + (0 if text.endswith(("\n", "\r")) else 1)
     first, last = line_offset + 1, line_offset + max(n_lines, 1)
     unexpected = [
-        failure
-        for diag in flatten(diagnostics)
-        if (failure := _match(diag, expectations, filename)) is not None
+        failure for diag in flatten(diagnostics) if (failure := _match(diag, expectations, filename)) is not None
     ]
     missing = [_missing(exp, first, last) for exp in expectations if not exp.matched]
     return failures + unexpected + missing
@@ -156,7 +152,11 @@ def _match(diag: Diagnostic, expectations: list[_Expected], filename: str) -> Di
     else:
         candidates = [e for e in expectations if e.unknown]
     hit = next(
-        (e for e in sorted(candidates, key=lambda e: e.matched) if e.severity == diag.severity and e.match(diag.message)),
+        (
+            e
+            for e in sorted(candidates, key=lambda e: e.matched)
+            if e.severity == diag.severity and e.match(diag.message)
+        ),
         None,
     )
     if hit is not None:
@@ -180,5 +180,7 @@ def _missing(exp: _Expected, first: int, last: int) -> Diagnostic:
     if exp.dangling:
         message += f": no line follows its '{exp.designator}' designator"
     elif not exp.unknown and not first <= exp.line <= last:
-        message += f": its designator '{exp.designator}' points at line {exp.line}, outside the input (lines {first}-{last})"
+        message += (
+            f": its designator '{exp.designator}' points at line {exp.line}, outside the input (lines {first}-{last})"
+        )
     return Diagnostic("error", message, exp.loc)

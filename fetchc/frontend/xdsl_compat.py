@@ -41,7 +41,6 @@ not a patch: it extends :class:`PatchedParser` through xDSL's parser methods
 and lives in its own module.
 """
 
-
 from __future__ import annotations
 
 import re
@@ -194,8 +193,6 @@ def _verify_placement(op: Operation) -> None:
             )
     elif len(region.blocks) > 1 and not op.has_trait(IsTerminator):
         raise VerifyException(f"Operation {op.name} terminates block in multi-block region but is not a terminator")
-
-
 
 
 def release_erased(ops: Iterable[Operation]) -> None:

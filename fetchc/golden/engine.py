@@ -705,5 +705,3 @@ def _offset_chunks(limits: Sequence[int], strides: Sequence[int]):
     for n, s in zip(limits[k:], strides[k:], strict=False):
         inner = inner[..., None] + np.arange(n, dtype=np.int64) * np.int64(s)
     return inner.reshape(-1), tuple(limits[:k]), tuple(strides[:k]), math.prod(limits[:k])
-
-

@@ -565,7 +565,10 @@ def check_names(tensors: Mapping[str, TensorSpec], scalars: Sequence[str], given
         msgs.append("missing: " + ", ".join(parts))
     if unknown:
         msgs.append(
-            "unknown: " + ", ".join(repr(u) for u in unknown) + "; the kernel's inputs are " + (", ".join(known) or "none")
+            "unknown: "
+            + ", ".join(repr(u) for u in unknown)
+            + "; the kernel's inputs are "
+            + (", ".join(known) or "none")
         )
     if msgs:
         raise InputError("; ".join(msgs))

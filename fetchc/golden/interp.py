@@ -329,9 +329,7 @@ def program_from_op(op: ProgramOp) -> tuple[Program, list[Table]]:
     return program_record(op, 0 if tables else None), tables
 
 
-def run_program_on_array(
-    flat: np.ndarray, prog: Program, tables: Sequence[Table], memref_base: int = 0
-) -> np.ndarray:
+def run_program_on_array(flat: np.ndarray, prog: Program, tables: Sequence[Table], memref_base: int = 0) -> np.ndarray:
     """Run ``prog`` on one memref with the simulator's code.
 
     ``flat``: the memref's canonical values in layout order
@@ -419,7 +417,9 @@ class FetchcFunctions(InterpreterFunctions):
         scale_shape = bscale.shape
         for r, a in enumerate(sidx):
             if a.size and a.max() >= scale_shape[r]:
-                raise InterpError(f"fetch.dequant: block-scale index {r} reaches {a.max()}, but the memref has {scale_shape[r]}")
+                raise InterpError(
+                    f"fetch.dequant: block-scale index {r} reaches {a.max()}, but the memref has {scale_shape[r]}"
+                )
         g = args[2] if len(args) > 2 else None
         return (_stream(dequant_rngd(codes, bscale[sidx], g, fmt), op.result.type, op.name),)
 
@@ -565,7 +565,9 @@ def fetch_bases(module: ModuleOp, function_name: str) -> dict[int, int]:
     def note(v: SSAValue, base: int) -> None:
         if isinstance(v, BlockArgument) and v.block is fn.body.blocks.first:
             if out.setdefault(v.index, base) != base:
-                raise InterpError(f"argument {v.index} of @{function_name} is fetched at DM addresses {out[v.index]} and {base}")
+                raise InterpError(
+                    f"argument {v.index} of @{function_name} is fetched at DM addresses {out[v.index]} and {base}"
+                )
 
     for op in fn.walk():
         if isinstance(op, FetchOp):

@@ -584,7 +584,9 @@ class _Runner:
             self.unknown(op, operands, env)
 
     def unknown(self, op: Operation, operands: list[Any], env: dict[SSAValue, Any]) -> None:
-        inner = [o for region in op.regions for o in region.walk() if o.name.startswith(("rngd.", "fetch_seq.", "fetch."))]
+        inner = [
+            o for region in op.regions for o in region.walk() if o.name.startswith(("rngd.", "fetch_seq.", "fetch."))
+        ]
         if inner:
             raise DiagnosticError(
                 op_error(op, f"holds '{inner[0].name}' in a region: fetchc run executes straight-line kernels "
@@ -852,5 +854,3 @@ def run_seqbin(
         dtypes = {t.name: t.dtype for t in kernel.tensors}
         outputs = {name: typed_view(arr, dtypes[name]) for name, arr in outputs.items()}
     return outputs
-
-

@@ -334,12 +334,12 @@ def slice_program(prog: Program, slices: int, slice_bytes: int) -> Program:
     bits = prog.in_dtype.bits
     if (slice_bytes * 8) % bits:
         raise SimError(f"a {slice_bytes}-byte slice image is not a whole number of {prog.in_dtype} elements")
-    return dataclasses.replace(
-        prog, limits=(slices, *prog.limits), strides=(slice_bytes * 8 // bits, *prog.strides)
-    )
+    return dataclasses.replace(prog, limits=(slices, *prog.limits), strides=(slice_bytes * 8 // bits, *prog.strides))
 
 
-def simulate_slices(prog: Program, tables: Sequence[Table], images: np.ndarray, *, name: str | None = None, **kw) -> np.ndarray:
+def simulate_slices(
+    prog: Program, tables: Sequence[Table], images: np.ndarray, *, name: str | None = None, **kw
+) -> np.ndarray:
     """Run ``prog`` on every slice's DM image at once (ir.md §2a, §5):
     ``images`` is ``(slices, bytes)`` ``uint8``, row ``s`` slice ``s``'s DM;
     the slices run as **one** batched simulation (:func:`slice_program`), not
@@ -423,4 +423,3 @@ def simulate(
         arr = simulate_program(sb.programs[i], sb.tables, dm_arr, name=keys[i], **kw)
         out[keys[i]] = arr if shapes[i] is None else arr.reshape(shapes[i])
     return out
-

@@ -16,7 +16,15 @@ from fetchc.seqbin.reader import __all__ as _reader_all
 from fetchc.seqbin.writer import *  # noqa: F403  (the package re-exports its modules' __all__)
 from fetchc.seqbin.writer import __all__ as _writer_all
 
-_DISASM = ("disassemble", "to_json", "table_matches_reference", "format_value", "table_cells", "sequencer_text", "stage_names")
+_DISASM = (
+    "disassemble",
+    "to_json",
+    "table_matches_reference",
+    "format_value",
+    "table_cells",
+    "sequencer_text",
+    "stage_names",
+)
 """The disassembler's names, imported on first use: compiling never needs them."""
 
 __all__ = [*_format_all, *_manifest_all, *_writer_all, *_reader_all, *_DISASM]

@@ -54,7 +54,6 @@ UNLOWERED = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", 
 """Ops that must be gone before ``--emit=bin``."""
 
 
-
 def table_record(op: TableOp) -> Table:
     """The TABLES record of a ``fetch_seq.table``."""
     src, dst = op.pair
@@ -92,7 +91,8 @@ def _lowering_hint(module: ModuleOp) -> str:
     left = {op.name for op in walk(module)}
     unplaced = any(
         isinstance(a.type, MemRefType) and arg_attribute(f, a, DM_BASE_ATTR) is None
-        for f in kernels(module) for a in f.body.block.args
+        for f in kernels(module)
+        for a in f.body.block.args
     )
     passes = ["fetch-place-dm"] * unplaced + [p for name, p in _LOWERED_BY if name in left] + ["fetch-to-seq"]
     return f"run {', then '.join(passes)}; without -p the default pipeline runs every pass"
@@ -106,7 +106,9 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     for op in walk(module):
         if op.name in UNLOWERED:
             raise DiagnosticError(
-                op_error(op, f"is still present: --emit=bin needs the pipeline to reach fetch_seq ({_lowering_hint(module)})")
+                op_error(
+                    op, f"is still present: --emit=bin needs the pipeline to reach fetch_seq ({_lowering_hint(module)})"
+                )
             )
         if not isinstance(op, ProgramOp):
             continue

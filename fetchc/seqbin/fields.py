@@ -199,7 +199,9 @@ class Layout:
     def encode(self, model: Any, derived: Mapping[str, Any]) -> dict[str, Any]:
         """Field name → stored value from a content-model object (its
         attributes) and the ``derived`` fields' stored values."""
-        return {f.name: derived[f.name] if f.kind == "derived" else f.encode(getattr(model, f.model)) for f in self.fields}
+        return {
+            f.name: derived[f.name] if f.kind == "derived" else f.encode(getattr(model, f.model)) for f in self.fields
+        }
 
 
 # --------------------------------------------------------------------------
@@ -265,4 +267,3 @@ WORDS = PROGRAM_LAYOUT.labels()
 def table_layout(minor: int) -> Layout:
     """The TABLES header of a version ``1.minor`` file."""
     return TABLE_LAYOUT if minor >= 2 else TABLE_LAYOUT_1_1
-

@@ -110,9 +110,7 @@ class SeqBinError(Exception):
     the record field at fault (or None) and ``detail`` the sentence without
     the ``program N:`` prefix."""
 
-    def __init__(
-        self, detail: str, *, program: int | None = None, field: str | None = None, text: str | None = None
-    ):
+    def __init__(self, detail: str, *, program: int | None = None, field: str | None = None, text: str | None = None):
         self.detail = detail
         self.program = program
         self.field = field

@@ -254,7 +254,9 @@ class Manifest:
         except json.JSONDecodeError as e:
             raise ManifestError("", f"is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
         except _DuplicateKey as e:
-            raise ManifestError("", f"is not valid JSON for fetchc: an object has the key {e.args[0]!r} twice") from None
+            raise ManifestError(
+                "", f"is not valid JSON for fetchc: an object has the key {e.args[0]!r} twice"
+            ) from None
         except ValueError as e:
             raise ManifestError("", f"is not valid JSON ({e})") from None
         except _MAX_DEPTH_ERRORS:
@@ -304,13 +306,15 @@ def _check_placement(t: Tensor, at: str) -> None:
     lo, end = layout_byte_span(t.shape, t.strides, t.offset, t.dtype.bits)
     if t.bytes != end - lo:
         raise ManifestError(
-            f"{at}.bytes", f"is {t.bytes}, but shape {list(t.shape)}, strides {list(t.strides)} and offset {t.offset} "
-            f"of {t.dtype} span {end - lo} bytes"
+            f"{at}.bytes",
+            f"is {t.bytes}, but shape {list(t.shape)}, strides {list(t.strides)} and offset {t.offset} "
+            f"of {t.dtype} span {end - lo} bytes",
         )
     if end > lo and (t.dm_base + lo < 0 or t.dm_base + end > BASE_LIMIT):
         raise ManifestError(
-            f"{at}.dm_base", f"{t.dm_base} places tensor {t.name!r} at DM bytes [{t.dm_base + lo}, {t.dm_base + end}), "
-            f"outside one slice's DM [0, {BASE_LIMIT})"
+            f"{at}.dm_base",
+            f"{t.dm_base} places tensor {t.name!r} at DM bytes [{t.dm_base + lo}, {t.dm_base + end}), "
+            f"outside one slice's DM [0, {BASE_LIMIT})",
         )
 
 
@@ -345,9 +349,7 @@ def _check_program(
             f"{at}.tensor", f"is tensor {t.name!r} of {t.dtype}, but PROGRAMS record {n} reads {rec.in_dtype}"
         )
     if kp.out_dtype != rec.out_dtype:
-        raise ManifestError(
-            f"{at}.out_dtype", f"is {kp.out_dtype}, but PROGRAMS record {n} produces {rec.out_dtype}"
-        )
+        raise ManifestError(f"{at}.out_dtype", f"is {kp.out_dtype}, but PROGRAMS record {n} produces {rec.out_dtype}")
     if kp.packet_size != rec.packet_size:
         raise ManifestError(
             f"{at}.packet",
@@ -450,7 +452,9 @@ def _kind(v: Any) -> str:
 
 def _object(v: Any, at: str, keys: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Any]:
     if not isinstance(v, dict):
-        raise ManifestError(at, f"must be an object, not {_kind(v)}" if at else f"must be a JSON object, not {_kind(v)}")
+        raise ManifestError(
+            at, f"must be an object, not {_kind(v)}" if at else f"must be a JSON object, not {_kind(v)}"
+        )
     top = "" if at else "top-level "
     for key in keys:
         if key not in v:

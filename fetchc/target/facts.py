@@ -167,7 +167,18 @@ F32 = ElementType("f32", 32, 11, True)
 F8E8M0FNU = ElementType("f8E8M0FNU", 8, 12, True)
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
-    I4, I8, I16, I32, I5, I9, F4E2M1FN, F8E4M3FN, F8E5M2, BF16, F32, F8E8M0FNU,
+    I4,
+    I8,
+    I16,
+    I32,
+    I5,
+    I9,
+    F4E2M1FN,
+    F8E4M3FN,
+    F8E5M2,
+    BF16,
+    F32,
+    F8E8M0FNU,
 )
 BY_NAME: dict[str, ElementType] = {t.name: t for t in ELEMENT_TYPES}
 BY_CODE: dict[int, ElementType] = {t.code: t for t in ELEMENT_TYPES}
@@ -183,14 +194,16 @@ def _xdsl_floats() -> dict[type, ElementType]:
     if not _XDSL_FLOATS:
         from xdsl.dialects import builtin
 
-        _XDSL_FLOATS.update({
-            builtin.Float4E2M1FNType: F4E2M1FN,
-            builtin.Float8E4M3FNType: F8E4M3FN,
-            builtin.Float8E5M2Type: F8E5M2,
-            builtin.Float8E8M0FNUType: F8E8M0FNU,
-            builtin.BFloat16Type: BF16,
-            builtin.Float32Type: F32,
-        })
+        _XDSL_FLOATS.update(
+            {
+                builtin.Float4E2M1FNType: F4E2M1FN,
+                builtin.Float8E4M3FNType: F8E4M3FN,
+                builtin.Float8E5M2Type: F8E5M2,
+                builtin.Float8E8M0FNUType: F8E8M0FNU,
+                builtin.BFloat16Type: BF16,
+                builtin.Float32Type: F32,
+            }
+        )
     return _XDSL_FLOATS
 
 
@@ -255,6 +268,7 @@ def has_table_register(context: str) -> bool:
     """Whether a Fetch Unit context can run the table-lookup stage
     (hardware.md §1: only ``main``; the ``sub`` unit has no table register)."""
     return context == "main"
+
 
 # --------------------------------------------------------------------------
 # Adapter stages (hardware.md §2)
@@ -454,6 +468,7 @@ def dequant_format_for_scale(scale: ElementType | None) -> DequantFormat | None:
     found = [f for f in DEQUANT_FORMATS.values() if f.scale == scale]
     return found[0] if len(found) == 1 else None
 
+
 # --------------------------------------------------------------------------
 # Lookup tables (hardware.md §2.1, seqbin.md "TABLES")
 # --------------------------------------------------------------------------
@@ -540,7 +555,7 @@ def _chain(src: ElementType, dst: ElementType) -> list[tuple[str, ElementType]] 
     if (src, dst) in CAST_CODES:
         return [(CAST, dst)]
     # One lookup followed by one cast (hardware stage order).
-    for (i, mid) in LOOKUP_TABLES:
+    for i, mid in LOOKUP_TABLES:
         if i == src and (mid, dst) in CAST_CODES:
             return [(TABLE_LOOKUP, mid), (CAST, dst)]
     return None
@@ -594,8 +609,7 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
         raise NoConversionError(f"{dname} is not a Fetch Adapter type; {offers(s)}")
     if d.in_flight_only:
         raise NoConversionError(
-            f"fetch.convert never produces {dname}: the zero-point stage is the only way, "
-            f"use fetch.zp_sub"
+            f"fetch.convert never produces {dname}: the zero-point stage is the only way, use fetch.zp_sub"
         )
     chain = _chain(s, d)
     if chain is not None:

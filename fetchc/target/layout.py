@@ -59,8 +59,11 @@ def _linear(expr: AffineExpr, ndims: int, affine: ModuleType) -> tuple[list[int]
             if any(b):
                 a, ka, b, kb = b, kb, a, ka
             return [x * kb for x in a], ka * kb
-        op = {AffineBinaryOpKind.Mod: "mod", AffineBinaryOpKind.FloorDiv: "floordiv",
-              AffineBinaryOpKind.CeilDiv: "ceildiv"}.get(expr.kind, str(expr.kind))
+        op = {
+            AffineBinaryOpKind.Mod: "mod",
+            AffineBinaryOpKind.FloorDiv: "floordiv",
+            AffineBinaryOpKind.CeilDiv: "ceildiv",
+        }.get(expr.kind, str(expr.kind))
         raise NonLinearMap(f"'{op}' is not linear")
     raise NonLinearMap("symbols are not supported")
 

@@ -385,7 +385,9 @@ def block_scale(x: Any, scale: Any, block: int) -> np.ndarray:
         raise ValueError(f"block {block} does not divide the last dim of shape {x.shape}")
     want = x.shape[:-1] + (x.shape[-1] // block,)
     if s.shape != want:
-        raise ValueError(f"block scales of shape {s.shape} for values of shape {x.shape} and block {block}; expected {want}")
+        raise ValueError(
+            f"block scales of shape {s.shape} for values of shape {x.shape} and block {block}; expected {want}"
+        )
     out = vector_mul(x.reshape(want + (block,)), s[..., None])
     return out.reshape(x.shape)
 

@@ -238,9 +238,7 @@ def _check_nest(p: Fields, L: Labels) -> None:
     limits, strides = p.limits, p.strides
     check_entry_count(len(limits), L)
     if len(strides) != len(limits):
-        raise RecordError(
-            "strides", f"{len(limits)} limits but {len(strides)} strides; they must have the same length"
-        )
+        raise RecordError("strides", f"{len(limits)} limits but {len(strides)} strides; they must have the same length")
     for k, n in enumerate(limits):
         if not 1 <= n <= MAX_ENTRY_SIZE:
             raise RecordError("limits", f"{L.field('limits', k)} is {n}; a used entry is 1 to {MAX_ENTRY_SIZE}")
@@ -250,7 +248,9 @@ def _check_nest(p: Fields, L: Labels) -> None:
                 "strides", f"{L.field('strides', k)} is {s}, which does not fit the 32-bit signed stride field"
             )
     if not 0 <= p.base < BASE_LIMIT:
-        raise RecordError("base", f"{L.field('base')} is {p.base}, not a DM byte address below 2^19 = {BASE_LIMIT} (one slice's DM)")
+        raise RecordError(
+            "base", f"{L.field('base')} is {p.base}, not a DM byte address below 2^19 = {BASE_LIMIT} (one slice's DM)"
+        )
     packet = p.packet_size
     if packet < 1:
         raise RecordError("packet_size", f"{L.field('packet_size')} is {packet}; it must be at least 1")
@@ -362,18 +362,14 @@ def _table_stage(
         return None
     assert idx is not None
     if not has_table_register(check_unit(p.unit, L)):
-        raise RecordError(
-            "stages", f"{L.stage(TABLE_LOOKUP_STAGE)} is on in the sub unit, which has no table register"
-        )
+        raise RecordError("stages", f"{L.stage(TABLE_LOOKUP_STAGE)} is on in the sub unit, which has no table register")
     if tables is None:
         raise RecordError("tables", f"{tab} is {ref} but the file has no TABLES section")
     if not 0 <= idx < len(tables):
         raise RecordError("tables", f"{tab} is {ref}, out of range for {len(tables)} tables")
     src, dst = tables[idx]
     if src != p.in_dtype:
-        raise RecordError(
-            "tables", f"{tab} selects table {ref} ({src} -> {dst}) but in_dtype is {p.in_dtype}"
-        )
+        raise RecordError("tables", f"{tab} selects table {ref} ({src} -> {dst}) but in_dtype is {p.in_dtype}")
     if not _table_pair_ok(src, dst):
         raise RecordError(
             "tables", f"{tab} selects table {ref} ({src} -> {dst}), which is not a lookup table the hardware supports"
@@ -381,9 +377,7 @@ def _table_stage(
     return src, dst
 
 
-def _cast_stage(
-    p: Fields, t: ElementType, L: Labels, read_elems: int | None
-) -> tuple[ElementType, ElementType] | None:
+def _cast_stage(p: Fields, t: ElementType, L: Labels, read_elems: int | None) -> tuple[ElementType, ElementType] | None:
     code = p.type_conversion
     tc = L.field("type_conversion")
     if not _stage_on(p, CAST_STAGE, "type_conversion", code, str(code), L):

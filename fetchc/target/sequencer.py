@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 
-
 class SequencerError(Exception):
     """A fetch that the Fetch Sequencer cannot run (hardware.md §3, ir.md §3
     rule 8).
@@ -173,8 +172,7 @@ def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[in
             ab = split_size(n)
             if ab is None:
                 raise SequencerError(
-                    f"dimension of {n} elements cannot be split into sequencer "
-                    f"entries of at most {MAX_ENTRY_SIZE}"
+                    f"dimension of {n} elements cannot be split into sequencer entries of at most {MAX_ENTRY_SIZE}"
                 )
             a, b = ab
             entries += [(a, b * s), (b, s)]
@@ -254,9 +252,7 @@ def derive(
     sizes = [*time_shape, *packet_shape]
     _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes)
     rank = len(memref_shape)
-    dim_strides = [
-        sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))
-    ]
+    dim_strides = [sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))]
     offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
     _check_addresses(base, offset, dim_strides, sizes, elem, placed)
     entries = _entries(sizes, dim_strides, elem, len(time_shape))
@@ -331,10 +327,7 @@ def _check_sizes(memref_shape: Sequence[int], time_shape: Sequence[int], packet_
     for what, shape in (("memref", memref_shape), ("time", time_shape), ("packet", packet_shape)):
         for i, n in enumerate(shape):
             if n <= 0:
-                raise SequencerError(
-                    f"{what} dimension {i} has size {n}, but every dimension needs "
-                    f"a positive size"
-                )
+                raise SequencerError(f"{what} dimension {i} has size {n}, but every dimension needs a positive size")
 
 
 def _check_base(base: int) -> None:
@@ -378,12 +371,13 @@ def _check_addresses(
         )
     if bits == 4 and offset % 2 != 0:
         raise SequencerError(
-            f"odd 4-bit element offset {offset} is not addressable: element 2i is "
-            f"the low nibble of byte i"
+            f"odd 4-bit element offset {offset} is not addressable: element 2i is the low nibble of byte i"
         )
 
 
-def _entries(sizes: Sequence[int], dim_strides: Sequence[int], elem: ElementType, time_rank: int) -> list[tuple[int, int]]:
+def _entries(
+    sizes: Sequence[int], dim_strides: Sequence[int], elem: ElementType, time_rank: int
+) -> list[tuple[int, int]]:
     """The loop nest (:func:`build_entries`), checked: at most 8 entries,
     i32 strides, even 4-bit strides outside the innermost entry."""
     entries = build_entries(sizes, dim_strides)
@@ -426,10 +420,7 @@ def _cast_text(r: int, cast_out: ElementType) -> str:
 
 
 def _access_text(packet_size: int, run: int, max_access: int) -> str:
-    return (
-        f"the max access size {max_access} (gcd of the packet size {packet_size} and "
-        f"the contiguous run {run})"
-    )
+    return f"the max access size {max_access} (gcd of the packet size {packet_size} and the contiguous run {run})"
 
 
 def _main_read_size(
@@ -451,22 +442,15 @@ def _main_read_size(
                 f"read must be {_read_bytes_text()} bytes"
             )
         if max_access % pinned != 0:
-            raise SequencerError(
-                f"read_size {pinned} does not divide "
-                f"{_access_text(packet_size, run, max_access)}"
-            )
+            raise SequencerError(f"read_size {pinned} does not divide {_access_text(packet_size, run, max_access)}")
         if not _cast_fits(pinned, cast_out):
             assert cast_out is not None
-            raise SequencerError(
-                f"read_size {pinned} of {elem} casts {_cast_text(pinned, cast_out)}"
-            )
+            raise SequencerError(f"read_size {pinned} of {elem} casts {_cast_text(pinned, cast_out)}")
         return pinned
     for r in range(max_access, 0, -1):
         if max_access % r == 0 and _legal_bytes(r, bits) and _cast_fits(r, cast_out):
             return r
-    cast_clause = (
-        f" with a {cast_out} cast output of at most {FLIT_BYTES} bytes" if cast_out else ""
-    )
+    cast_clause = f" with a {cast_out} cast output of at most {FLIT_BYTES} bytes" if cast_out else ""
     raise SequencerError(
         f"no legal read size: no divisor of {_access_text(packet_size, run, max_access)} "
         f"is {_read_bytes_text()} whole bytes of {elem}{cast_clause}"

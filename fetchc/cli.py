@@ -669,8 +669,16 @@ def main_sim(argv: list[str]) -> int:
 
     from fetchc.golden.inputs import InputError, parse_arg_specs
     from fetchc.golden.run import RunError, simulate_with_args
-    from fetchc.golden.sim import SimError, check_memory, output_limit_bytes, simulate
+    from fetchc.golden.sim import (
+        SimError,
+        check_memory,
+        check_program_name,
+        output_limit_bytes,
+        read_dm_image,
+        simulate,
+    )
     from fetchc.seqbin import SeqBinError, read
+    from fetchc.target import SLICE_DM_BYTES
 
     inputs = _identities([args.seqbin] + ([args.dm] if args.dm is not None else []))
     binary = ".npy data" if args.program is not None else ".npz data"
@@ -682,7 +690,8 @@ def main_sim(argv: list[str]) -> int:
         return _error(f"cannot read '{args.seqbin}': {e.strerror or e}")
     try:
         sb = read(data)
-    except SeqBinError as e:
+        check_program_name(sb, args.program)  # before any input is read or sized
+    except (SeqBinError, SimError) as e:
         return _file_error(args.seqbin, e)
     if args.arg:
         try:
@@ -701,13 +710,15 @@ def main_sim(argv: list[str]) -> int:
             st = os.stat(args.dm)
         except OSError as e:
             return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
-        if stat.S_ISREG(st.st_mode) and (args.program is None or args.program in _program_keys(sb)):
-            try:  # the DM image and every output, before reading or allocating anything
-                check_memory(sb, st.st_size, args.program)
-            except SimError as e:
-                return _file_error(args.seqbin, e)
+        size = st.st_size if stat.S_ISREG(st.st_mode) else None
         try:
-            dm = _read_dm(args.dm, st, output_limit_bytes())
+            if size is not None and size <= SLICE_DM_BYTES:  # the image and every output, before reading
+                check_memory(sb, size, args.program)
+        except SimError as e:
+            return _file_error(args.seqbin, e)
+        try:
+            with open(args.dm, "rb", buffering=0) as f:
+                dm = read_dm_image(f, size, output_limit_bytes())
         except OSError as e:
             return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
         except SimError as e:
@@ -718,30 +729,6 @@ def main_sim(argv: list[str]) -> int:
             return _file_error(args.seqbin, e)
         del dm
     return _write_arrays(args.output, results[args.program] if args.program is not None else results, inputs)
-
-
-def _read_dm(path: str, st: os.stat_result, limit: int):
-    """The DM image file as a ``uint8`` array.  A regular file was sized
-    against the budget already; a pipe, FIFO or device (``/dev/zero`` never
-    ends) is read in chunks and refused past ``limit`` bytes.  Raises
-    ``OSError``, :class:`fetchc.golden.sim.SimError`."""
-    import numpy as np
-
-    from fetchc.golden.sim import SimError
-
-    if stat.S_ISREG(st.st_mode):
-        return np.fromfile(path, dtype=np.uint8)
-    chunks, size = [], 0
-    with open(path, "rb") as f:
-        while chunk := f.read(min(1 << 24, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise SimError(
-                    f"the DM image is more than the {limit} bytes fetchc sim may allocate "
-                    "(set FETCHC_SIM_MAX_BYTES to change the limit)"
-                )
-    return np.frombuffer(b"".join(chunks), dtype=np.uint8).copy()
 
 
 def _program_keys(sb) -> list[str]:

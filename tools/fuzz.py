@@ -388,7 +388,7 @@ def worker_main(mem_mb: int, base_dir: str | None = None) -> None:
     base_dir = base_dir or tempfile.mkdtemp(prefix="fetchc-fuzz-worker-")
     rng = random.Random(1234)
     with open(os.path.join(base_dir, "dm.bin"), "wb") as f:
-        f.write(bytes(rng.getrandbits(8) for _ in range(1 << 16)) * 16)  # 1 MiB DM image
+        f.write(bytes(rng.getrandbits(8) for _ in range(1 << 16)) * 8)  # one slice's 512 KiB DM image
     # Files a location may name (mlir-bytes): a source file over the 1 MiB
     # quoting limit, one under it, and a file that is no source file.
     with open(os.path.join(base_dir, "big.mlir"), "wb") as f:
@@ -710,7 +710,7 @@ def gen_module(rng: random.Random, profile=FUZZ, nfuncs: int | None = None) -> G
 
 def rebase(gm: GenModule, rng: random.Random) -> None:
     """Move every tensor of ``gm`` to a random address in the first 128 KiB
-    (inside the simulator's 1 MiB DM image; tensors may then overlap)."""
+    (inside the simulator's 512 KiB DM image, one slice's; tensors may then overlap)."""
     for f in gm.funcs:
         for c in f.chains:
             c.base = str(8 * rng.randint(0, 1 << 14))
@@ -1966,7 +1966,7 @@ class Fuzzer:
         while len(seeds) < 40 and tries < 400:
             tries += 1
             gm = gen_module(rng, FUZZ_SMALL, nfuncs=rng.choice([1, 2]))
-            rebase(gm, rng)  # inside the simulator's 1 MiB DM image
+            rebase(gm, rng)  # inside the simulator's 512 KiB DM image
             res = self.compile_job(gm.text.encode())
             if res["rc"] == 0 and res["files"].get("out.bin", SENTINEL) != SENTINEL:
                 seeds.append(res["files"]["out.bin"])
@@ -2307,7 +2307,7 @@ class Fuzzer:
             r = self._fetchc(["k.mlir", "-o", "k.bin"], d)
             if r["rc"] == 0:
                 break
-        dm = bytes(random.Random(rng.random()).getrandbits(8) for _ in range(1 << 16)) * 16
+        dm = bytes(random.Random(rng.random()).getrandbits(8) for _ in range(1 << 16)) * 8  # one slice's DM
         Path(d, "dm.bin").write_bytes(dm)
         from fetchc.seqbin import read  # noqa: PLC0415
 

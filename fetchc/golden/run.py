@@ -259,9 +259,7 @@ def sim_kernels(sb: SeqBin, values: Mapping[str, Any], program: str | None = Non
     keys = [sim.program_key(p, i) for i, p in enumerate(sb.programs)]
     kernels = list(sb.manifest.kernels)
     if program is not None:
-        if program not in keys:
-            names = ", ".join(repr(k) for k in keys) or "none"
-            raise sim.SimError(f"no program named {program!r}; the file has: {names}")
+        sim.check_program_name(sb, program)
         found = sb.manifest.program(keys.index(program))
         kernels = [found[0]] if found is not None else []
         chosen = {keys.index(program)}

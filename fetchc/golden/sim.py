@@ -99,6 +99,7 @@ functions :func:`table_lookup_bytes`, :func:`cast_values`,
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -117,6 +118,7 @@ from fetchc.golden.engine import (
 )
 from fetchc.process import memory_budget
 from fetchc.seqbin import Program, SeqBin, Table
+from fetchc.target import SLICE_DM_BYTES
 from fetchc.target.encoding import from_sim_encoding, pack_elements, sim_dtype, to_sim_encoding
 
 __all__ = [
@@ -127,6 +129,8 @@ __all__ = [
     "slice_program",
     "stream_shape",
     "program_key",
+    "check_program_name",
+    "read_dm_image",
     "check_memory",
     "check_output_size",
     "output_limit_bytes",
@@ -367,6 +371,52 @@ def program_key(prog: Program, index: int) -> str:
     return prog.name if prog.name is not None else f"#{index}"
 
 
+def check_program_name(sb: SeqBin, program: str | None) -> None:
+    """Raise :class:`SimError` when ``program`` is given and names no program
+    of ``sb`` (:func:`program_key`); the message lists the names.  Checked
+    before anything is read or sized for that program."""
+    if program is None:
+        return
+    keys = [program_key(p, i) for i, p in enumerate(sb.programs)]
+    if program not in keys:
+        names = ", ".join(repr(k) for k in keys) or "none"
+        raise SimError(f"no program named {program!r}; the file has: {names}")
+
+
+def read_dm_image(f: io.RawIOBase | io.BufferedIOBase, size: int | None, limit: int) -> np.ndarray:
+    """One slice's DM image from the binary file object ``f`` (``fetchc sim
+    --dm``), as a 1-D ``uint8`` array, read into one allocation of at most
+    ``min(SLICE_DM_BYTES, limit) + 1`` bytes, however long ``f`` is (a pipe,
+    ``/dev/zero``).  ``size``: the file's size when it is a regular file
+    (refused before anything is read when it is too large), else None.
+    ``limit``: the memory budget (:func:`output_limit_bytes`).
+
+    Raises :class:`SimError`: an image larger than one slice's DM
+    (:data:`fetchc.target.SLICE_DM_BYTES`, 2^19 bytes, hardware.md §1a: no
+    address beyond it exists, so no byte beyond it can be read), or larger
+    than ``limit``; ``OSError`` from reading."""
+    bound = SLICE_DM_BYTES
+    what = f"more than the {bound} bytes of one slice's DM (hardware.md §1a): --dm takes one slice's image"
+    if size is not None and size > bound:
+        raise SimError(f"the DM image is {size} bytes, {what}")
+    cap = min(bound, limit)
+    buf = np.empty(cap + 1, dtype=np.uint8)
+    view, n = buf.data, 0
+    while n <= cap:
+        got = f.readinto(view[n:])
+        if not got:
+            break
+        n += got
+    if n > cap:
+        if cap == bound:
+            raise SimError(f"the DM image is {what}")
+        raise SimError(
+            f"the DM image is more than the {limit} bytes fetchc sim may allocate "
+            "(set FETCHC_SIM_MAX_BYTES to change the limit)"
+        )
+    return buf[:n]
+
+
 def stream_shape(sb: SeqBin, index: int) -> tuple[int, ...] | None:
     """The stream shape (time dims then packet dims, ir.md §5) of PROGRAMS
     record ``index`` from the file's MANIFEST, or ``None`` for a file
@@ -403,17 +453,14 @@ def simulate(
     checked before any program runs), or any error of a program."""
     dm_arr = np.frombuffer(dm, dtype=np.uint8) if isinstance(dm, (bytes, bytearray, memoryview)) else np.asarray(dm)
     keys = [program_key(p, i) for i, p in enumerate(sb.programs)]
-    if program is None or program in keys:
-        check_memory(sb, dm_arr.nbytes, program, dm_loaded=True)
+    check_program_name(sb, program)
+    check_memory(sb, dm_arr.nbytes, program, dm_loaded=True)
     seen: set[str] = set()
     for k in keys:
         if k in seen:
             raise SimError(f"two programs are named {k!r}; results are keyed by program name")
         seen.add(k)
     if program is not None:
-        if program not in keys:
-            names = ", ".join(repr(k) for k in keys) or "none"
-            raise SimError(f"no program named {program!r}; the file has: {names}")
         chosen = [keys.index(program)]
     else:
         chosen = list(range(len(keys)))

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -60,7 +61,7 @@ needs_rlimit = pytest.mark.skipif(
 def workdir(tmp_path_factory):
     d = tmp_path_factory.mktemp("res")
     assert main([str(KERNEL), "-o", str(d / "k.bin")]) == 0
-    (d / "dm.bin").write_bytes(bytes(range(256)) * (27 << 12))  # 27 MiB: both programs read inside it
+    (d / "dm.bin").write_bytes(bytes(range(256)) * (1 << 11))  # one slice's 512 KiB: both programs read inside it
     return d
 
 
@@ -311,3 +312,128 @@ def test_sim_inputs_count_against_the_budget(tmp_path, monkeypatch, capsys):
         "(set FETCHC_SIM_MAX_BYTES to change the limit)\n"
     )
     assert not (tmp_path / "o.npz").exists()
+
+
+# --------------------------------------------------------------------------
+# A --dm image is one slice's DM: never read more of it than 2^19 bytes
+# --------------------------------------------------------------------------
+
+SLICE = 1 << 19  # hardware.md §1a: one slice's DM, byte addresses 0 ... 2^19 - 1
+
+
+@pytest.fixture
+def one_program(tmp_path):
+    (tmp_path / "p.bin").write_bytes(write(SeqBin((), (i8_program("p/0", 0),))))
+    return tmp_path
+
+
+def _slice_refusal(path: str, size: int | None) -> str:
+    what = f"more than the {SLICE} bytes of one slice's DM (hardware.md §1a): --dm takes one slice's image"
+    return f"{path}: error: the DM image is {f'{size} bytes, ' if size is not None else ''}{what}\n"
+
+
+@pytest.mark.parametrize("size", [SLICE + 1, 1 << 40])
+def test_sim_refuses_a_dm_file_larger_than_one_slice_from_its_size(one_program, capsys, size):
+    """A regular --dm file larger than one slice's DM was read whole (a 1 GB
+    image for a 512 KiB DM; beyond physical memory, refused only by the
+    budget).  It is refused from its size, before any of it is read: a sparse
+    1 TiB file costs nothing."""
+    d = one_program
+    dm = d / "dm.bin"
+    with open(dm, "wb") as f:
+        f.truncate(size)
+    for extra in ([], ["--program", "p/0"]):
+        out = d / "o.npz"
+        assert main_sim([str(d / "p.bin"), "--dm", str(dm), *extra, "-o", str(out)]) == 1
+        assert capsys.readouterr().err == _slice_refusal(str(dm), size)
+        assert not out.exists()
+
+
+def test_sim_takes_a_dm_file_of_exactly_one_slice(one_program, capsys):
+    d = one_program
+    image = np.random.default_rng(3).integers(0, 256, SLICE, dtype=np.uint8)
+    image.tofile(d / "dm.bin")
+    assert main_sim([str(d / "p.bin"), "--dm", str(d / "dm.bin"), "--program", "p/0", "-o", str(d / "o.npy")]) == 0
+    assert np.array_equal(np.load(d / "o.npy").reshape(-1), image[:64].view(np.int8))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_sim_reads_a_dm_stream_up_to_one_slice(one_program, monkeypatch, capsys):
+    """``--dm /dev/zero`` under the default budget (all physical memory) was
+    read to 23.8 GB and OOM-killed: a stream is read to one slice's DM and
+    one byte more, then refused (the budget, here 64 MiB, is not reached)."""
+    d = one_program
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", str(64 << 20))
+    assert main_sim([str(d / "p.bin"), "--dm", "/dev/zero", "-o", str(d / "o.npz")]) == 1
+    assert capsys.readouterr().err == _slice_refusal("/dev/zero", None)
+    assert not (d / "o.npz").exists()
+
+
+class _Endless(io.RawIOBase):
+    """A stream of zeros without end that counts the bytes it gives."""
+
+    given = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = min(len(b), 4096)  # short reads, as a pipe gives
+        b[:n] = bytes(n)
+        self.given += n
+        return n
+
+
+def test_dm_stream_is_read_into_one_buffer_of_one_slice_and_one_byte():
+    """The reader asks a stream for at most one slice's DM plus one byte
+    (the byte that proves it is too large), and a stream that fits is read
+    into one buffer: no joined chunks and no copy (the image's own bytes,
+    about 512 KiB, are the peak)."""
+    import tracemalloc
+
+    from fetchc.golden.sim import SimError, read_dm_image
+
+    f = _Endless()
+    with pytest.raises(SimError, match="more than the 524288 bytes of one slice's DM"):
+        read_dm_image(f, None, 1 << 40)
+    assert f.given == SLICE + 1
+    f = _Endless()
+    with pytest.raises(SimError, match="more than the 1000 bytes fetchc sim may allocate"):
+        read_dm_image(f, None, 1000)
+    assert f.given == 1001
+    data = np.random.default_rng(4).integers(0, 256, SLICE, dtype=np.uint8)
+    src = io.BufferedReader(io.BytesIO(data.tobytes()), buffer_size=4096)
+    tracemalloc.start()
+    try:
+        got = read_dm_image(src, None, 1 << 40)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(got, data) and got.dtype == np.uint8
+    assert peak < SLICE + (64 << 10), peak
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_sim_checks_the_program_name_before_reading_the_dm_image(one_program, monkeypatch, capsys):
+    """``--program NAME`` that names no program skipped the memory check and
+    read the whole image before saying so: the name is checked first."""
+    d = one_program
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "1000")
+    big = d / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate(1 << 31)
+    for dm in ("/dev/zero", str(big)):
+        assert main_sim([str(d / "p.bin"), "--dm", dm, "--program", "nosuch", "-o", str(d / "o.npy")]) == 1
+        assert capsys.readouterr().err == f"{d / 'p.bin'}: error: no program named 'nosuch'; the file has: 'p/0'\n"
+    assert not (d / "o.npy").exists()
+
+
+def test_sim_checks_the_budget_whatever_program_is_named(one_program, monkeypatch, capsys):
+    """With ``--program``, a regular image over the budget is refused before
+    it is read, as without."""
+    d = one_program
+    (d / "dm.bin").write_bytes(bytes(4096))
+    monkeypatch.setenv("FETCHC_SIM_MAX_BYTES", "1000")
+    for extra in ([], ["--program", "p/0"]):
+        assert main_sim([str(d / "p.bin"), "--dm", str(d / "dm.bin"), *extra, "-o", str(d / "o.npy")]) == 1
+        assert "the DM image is 4096 bytes, more than the 1000 bytes fetchc sim may allocate" in capsys.readouterr().err

@@ -749,13 +749,20 @@ def place_slices(image: np.ndarray, spec: TensorSpec, stack: np.ndarray) -> None
 def dm_image(tensors: Sequence[tuple[TensorSpec, Any]], size: int | None = None) -> np.ndarray:
     """The one builder of DM images (``fetchc run``, ``fetchc sim --arg``,
     the tests): a zeroed image with every ``(spec, values)`` written at its
-    placement (:func:`place`, in order: a later tensor overwrites an earlier
-    one where explicit placements alias).  ``values`` ``None`` leaves the
+    placement (:func:`place`).  Explicit placements may alias (views of one
+    buffer, ir.md §2a): two given tensors that share DM bits must give them
+    the same values (:func:`slice_images`).  ``values`` ``None`` leaves the
     tensor's bytes zero (an output, a scratch buffer) but still counts for the
     size.  ``size``: the image size in bytes; default just past the last byte
     of any tensor.  Returns a new 1-D ``uint8`` array.  Raises
-    :class:`InputError` as :func:`place` does."""
+    :class:`InputError` as :func:`place` does, and for aliased tensors whose
+    values disagree."""
     return slice_images(tensors, 1, size).reshape(-1)
+
+
+ALIAS_CHECK_BYTES = 16 << 20
+"""The most image bytes copied at a time to compare aliased tensors
+(:func:`slice_images`): the slices are checked a group at a time."""
 
 
 def slice_images(
@@ -767,21 +774,103 @@ def slice_images(
     (:func:`split_slices`, ``slice_dims[i]`` for tensor ``i``; default all
     replicated) and written at the same placement in every slice
     (:func:`place_slices`).  ``size`` defaults to just past the last byte of
-    any tensor, rounded up to 8 bytes when ``slices > 1``."""
+    any tensor, rounded up to 8 bytes when ``slices > 1``.
+
+    Tensors with values whose placements share DM bits (explicit
+    ``rngd.dm_base`` addresses that alias; a 4-bit tensor shares a byte with
+    another only where their nibbles meet) must give those bits the same
+    values in every slice: otherwise :class:`InputError` names both tensors,
+    the bytes they share and the first byte that differs (no tensor silently
+    overwrites another).  Raises :class:`InputError` as :func:`place` does."""
     if size is None:
         size = image_size(spec for spec, _ in tensors)
         if slices > 1:
             size = -(-size // 8) * 8
     image = np.zeros((slices, size), dtype=np.uint8)
+    given: list[tuple[TensorSpec, tuple[int, int] | None]] = []
     for i, (spec, values) in enumerate(tensors):
         if values is None:
             continue
         d = None if slice_dims is None else slice_dims[i]
-        if slices == 1 and d is None:
+        extent = _extent(spec)
+        earlier = [
+            t for t, e in given if extent is not None and e is not None and e[0] < extent[1] and extent[0] < e[1]
+        ]
+        if earlier:
+            _place_agreeing(image, spec, split_slices(spec, values, slices, d), earlier)
+        elif slices == 1 and d is None:
             place(image[0], spec, values)
         else:
             place_slices(image, spec, split_slices(spec, values, slices, d))
+        given.append((spec, extent))
     return image
+
+
+def _extent(spec: TensorSpec) -> tuple[int, int] | None:
+    """The DM bytes ``[lo, hi)`` a placed, non-empty tensor spans, else None."""
+    if spec.dm_base is None or spec.size == 0:
+        return None
+    lo, hi = spec.byte_range()
+    return spec.dm_base + lo, spec.dm_base + hi
+
+
+def _bit_mask(spec: TensorSpec, width: int) -> np.ndarray:
+    """A ``width``-byte image holding, in every byte, the bits ``spec``'s
+    placement writes (``0xFF`` for whole elements; ``0x0F`` / ``0xF0`` for
+    one 4-bit element)."""
+    mask = np.zeros(width, dtype=np.uint8)
+    if spec.elem.is_subbyte:
+        place(mask, spec, np.full(spec.shape, 15, dtype=np.uint8))  # 4-bit codes, all ones
+    else:
+        raw = np.dtype(UINT[spec.elem.bits // 8])
+        place(mask, spec, np.full(spec.shape, np.iinfo(raw).max, dtype=raw))  # raw bits, all ones
+    return mask
+
+
+def _place_agreeing(image: np.ndarray, spec: TensorSpec, stack: np.ndarray, earlier: Sequence[TensorSpec]) -> None:
+    """:func:`place_slices`, for a tensor whose bytes may alias those of the
+    ``earlier`` given tensors: raise :class:`InputError` where a bit both
+    place differs (the image holds the earlier tensors' values there)."""
+    width = image.shape[1]
+    mine = _bit_mask(spec, width)
+    covered = np.zeros(width, dtype=np.uint8)
+    for t in earlier:
+        covered |= _bit_mask(t, width)
+    shared = covered & mine
+    nz = np.flatnonzero(shared)
+    if nz.size == 0:  # interleaved layouts, or nibbles of the same bytes that never meet
+        place_slices(image, spec, stack)
+        return
+    lo, hi = int(nz[0]), int(nz[-1]) + 1
+    step = max(1, ALIAS_CHECK_BYTES // (hi - lo))
+    for s0 in range(0, image.shape[0], step):
+        s1 = min(image.shape[0], s0 + step)
+        before = image[s0:s1, lo:hi].copy()
+        place_slices(image[s0:s1], spec, stack[s0:s1])
+        diff = (before ^ image[s0:s1, lo:hi]) & shared[lo:hi]
+        if diff.any():
+            s, b = (int(j) for j in np.unravel_index(int(np.flatnonzero(diff)[0]), diff.shape))
+            bits = shared[lo + b]
+            old, new = int(before[s, b] & bits), int(image[s0 + s, lo + b] & bits)
+            raise _alias_error(spec, earlier, width, lo + b, bits, s0 + s if image.shape[0] > 1 else None, old, new)
+
+
+def _alias_error(
+    spec: TensorSpec, earlier: Sequence[TensorSpec], width: int, addr: int, bits: int, slice_: int | None,
+    old: int, new: int,
+) -> InputError:  # fmt: skip
+    """The error for aliased tensors that disagree at byte ``addr``."""
+    mine = _bit_mask(spec, width)
+    other = next(t for t in earlier if _bit_mask(t, width)[addr] & bits)
+    both = np.flatnonzero(_bit_mask(other, width) & mine)
+    where = f"DM byte {addr}" + (f" of slice {slice_}" if slice_ is not None else "")
+    part = "" if bits == 0xFF else f" (the bits 0x{bits:02x} both write)"
+    return InputError(
+        f"tensors {other.name!r} and {spec.name!r} share DM bytes [{int(both[0])}, {int(both[-1]) + 1}) (their "
+        f"placements alias: views of one buffer), but the values given for them differ there: {where} is "
+        f"0x{old:02x} in {other.name!r} and 0x{new:02x} in {spec.name!r}{part}; give values that agree on the "
+        "shared bytes"
+    )
 
 
 def image_size(specs: Iterable[TensorSpec]) -> int:

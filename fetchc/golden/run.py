@@ -174,10 +174,11 @@ def kernel_image(kernel: Kernel, values: Mapping[str, Any]) -> np.ndarray:
     named tensor of ``values`` (the whole tensor, any form
     :func:`~fetchc.golden.inputs.canonical_values` accepts) split by its
     ``slice_dim`` (replicated without one) and placed at its MANIFEST
-    placement, in the kernel's tensor order (a later tensor wins where
-    explicit placements overlap).  Names that are not tensors of the kernel
-    are ignored here (the callers check names first).  Raises
-    :class:`InputError` for a value of the wrong shape or type."""
+    placement, in the kernel's tensor order (tensors whose explicit
+    placements alias must agree on the bytes they share).  Names that are
+    not tensors of the kernel are ignored here (the callers check names first).  Raises
+    :class:`InputError` for a value of the wrong shape or type, or aliased
+    tensors whose values differ where they share bytes."""
     return slice_images(
         [(tensor_spec(t), values.get(t.name)) for t in kernel.tensors], kernel.slices,
         slice_dims=[t.slice_dim for t in kernel.tensors],

@@ -418,11 +418,73 @@ def test_place_errors():
         place(image(16), TensorSpec("x", F32, (4,), dm_base=0), np.zeros(4))
 
 
-def test_dm_image_aliasing_views_later_wins():
+def test_dm_image_aliasing_views_must_agree():
+    """Explicit placements may alias (views of one buffer, ir.md §2a); two
+    given tensors that share bytes must give them the same values, else an
+    error naming both (a later tensor silently overwrote an earlier one)."""
     a = TensorSpec("a", I8, (8,), dm_base=0)
-    b = TensorSpec("b", I8, (2, 2), strides=(4, 1), offset=2, dm_base=0)  # a view into a's bytes
-    img = dm_image([(a, np.arange(8, dtype=np.int8)), (b, np.full((2, 2), -1, np.int8))])
-    assert img.view(np.int8).tolist() == [0, 1, -1, -1, 4, 5, -1, -1]
+    b = TensorSpec("b", I8, (2, 2), strides=(4, 1), offset=2, dm_base=0)  # a view into a's bytes 2, 3, 6, 7
+    img = dm_image([(a, np.arange(8, dtype=np.int8)), (b, np.array([[2, 3], [6, 7]], np.int8))])
+    assert img.view(np.int8).tolist() == [0, 1, 2, 3, 4, 5, 6, 7]
+    bad = np.array([[2, 3], [6, -1]], np.int8)  # byte 7: 7 in a, 0xFF in b
+    msg = ("tensors 'a' and 'b' share DM bytes [2, 8) (their placements alias: views of one buffer), but the values "
+           "given for them differ there: DM byte 7 is 0x07 in 'a' and 0xff in 'b'; give values that agree on the "
+           "shared bytes")
+    with pytest.raises(InputError) as e:
+        dm_image([(a, np.arange(8, dtype=np.int8)), (b, bad)])
+    assert str(e.value) == msg
+    # Bytes a strided view skips are not shared: c (bytes 0, 1, 4, 5) and b may differ from each other freely.
+    c = TensorSpec("c", I8, (2, 2), strides=(4, 1), offset=0, dm_base=0)
+    img = dm_image([(c, np.full((2, 2), 9, np.int8)), (b, bad)])
+    assert img.view(np.int8).tolist() == [9, 9, 2, 3, 9, 9, 6, -1]
+    # An output (no value) over an input is not compared: it is only sized.
+    img = dm_image([(a, np.arange(8, dtype=np.int8)), (b, None)])
+    assert img.view(np.int8).tolist() == list(range(8))
+
+
+def test_dm_image_aliasing_partial_overlap_of_wider_types():
+    """A bf16 tensor (bytes [0, 8)) and an f32 tensor at byte 4 share bytes
+    [4, 8): the f32 values' little-endian bytes must equal the bf16 ones."""
+    x = TensorSpec("x", BF16, (4,), dm_base=0)
+    y = TensorSpec("y", F32, (2,), dm_base=4)
+    xb = np.array([0x3F80, 0x4000, 0x1234, 0xABCD], np.uint16)  # raw bf16 bits
+    same = np.array([0xABCD1234, 0x00000001], np.uint32)  # bytes 34 12 cd ab | 01 00 00 00
+    img = dm_image([(x, xb), (y, same)])
+    assert img.tolist() == [0x80, 0x3F, 0x00, 0x40, 0x34, 0x12, 0xCD, 0xAB, 0x01, 0, 0, 0]
+    with pytest.raises(InputError, match=r"tensors 'x' and 'y' share DM bytes \[4, 8\) .* DM byte 6 is 0xcd in 'x' and 0xce in 'y'"):
+        dm_image([(x, xb), (y, np.array([0xABCE1234, 1], np.uint32))])
+
+
+def test_dm_image_aliasing_4bit_nibbles():
+    """4-bit tensors share a byte only where their nibbles meet: the even
+    and the odd elements of the same bytes are two tensors that never
+    disagree; an i8 over a 4-bit tensor must agree on the nibble it covers."""
+    lo = TensorSpec("lo", F4E2M1FN, (4,), strides=(2,), offset=0, dm_base=0)  # low nibbles of bytes 0-3
+    hi = TensorSpec("hi", F4E2M1FN, (4,), strides=(2,), offset=1, dm_base=0)  # high nibbles of bytes 0-3
+    img = dm_image([(lo, np.array([1, 2, 3, 4], np.uint8)), (hi, np.array([5, 6, 7, 8], np.uint8))])
+    assert img.tolist() == [0x51, 0x62, 0x73, 0x84]
+    byte = TensorSpec("byte", I8, (1,), dm_base=2)  # byte 2: lo's 3 in the low nibble, hi's 7 in the high one
+    img = dm_image([(lo, np.array([1, 2, 3, 4], np.uint8)), (byte, np.array([0x73], np.int8))])
+    assert img.tolist() == [0x01, 0x02, 0x73, 0x04]
+    with pytest.raises(InputError, match=r"DM byte 2 is 0x03 in 'lo' and 0x05 in 'byte' \(the bits 0x0f both write\)"):
+        dm_image([(lo, np.array([1, 2, 3, 4], np.uint8)), (byte, np.array([0x75], np.int8))])
+
+
+def test_slice_images_aliasing_names_the_slice():
+    """On several slices the values are compared slice by slice (each slice
+    holds its own part of a split tensor): a difference in slice 2 only is
+    reported there."""
+    from fetchc.golden.inputs import slice_images
+
+    a = TensorSpec("a", I8, (4,), dm_base=0)
+    b = TensorSpec("b", I8, (2,), dm_base=2)
+    whole_a = np.arange(12, dtype=np.int8).reshape(3, 4)  # slice s: row s (slice_dim 0)
+    whole_b = whole_a[:, 2:].copy()
+    img = slice_images([(a, whole_a.reshape(12)), (b, whole_b.reshape(6))], 3, slice_dims=[0, 0])
+    assert img.view(np.int8)[:, :4].tolist() == whole_a.tolist()
+    whole_b[2, 1] = 0
+    with pytest.raises(InputError, match=r"share DM bytes \[2, 4\) .* DM byte 3 of slice 2 is 0x0b in 'a' and 0x00 in 'b'"):
+        slice_images([(a, whole_a.reshape(12)), (b, whole_b.reshape(6))], 3, slice_dims=[0, 0])
 
 
 def test_from_memref():

@@ -969,3 +969,70 @@ def test_sim_arg_shared_by_two_kernels_of_different_types_is_ambiguous(tmp_path,
     assert not (tmp_path / "o.npz").exists()
     assert main([*argv, "--program", "k2/0", "-o", str(tmp_path / "o.npy")]) == 0
     assert np.array_equal(np.load(tmp_path / "o.npy"), a.astype(np.int32))
+
+
+# --------------------------------------------------------------------------
+# Aliased inputs (ir.md §2a: explicit placements may be views of one buffer)
+# --------------------------------------------------------------------------
+
+ALIAS = """
+func.func @k(%a: memref<64x16xbf16> {rngd.dm_base = 0 : i64}, %b: memref<64x16xbf16> {rngd.dm_base = BBASE : i64},
+             %o: memref<64x16xf32>, %p: memref<64x16xf32>) {
+  %s = fetch.fetch %a : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>
+  %f = fetch.cast %s : !fetch.stream<main, [64], [16], bf16> -> !fetch.stream<main, [64], [16], f32>
+  rngd.commit %f, %o : !fetch.stream<main, [64], [16], f32>, memref<64x16xf32>
+  %s2 = fetch.fetch %b : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>
+  %f2 = fetch.cast %s2 : !fetch.stream<main, [64], [16], bf16> -> !fetch.stream<main, [64], [16], f32>
+  rngd.commit %f2, %p : !fetch.stream<main, [64], [16], f32>, memref<64x16xf32>
+  func.return
+}
+"""
+
+
+def _bf16(v) -> np.ndarray:
+    return np.asarray(v, np.float32).astype(ml_dtypes.bfloat16)
+
+
+def test_run_aliased_inputs_that_differ_are_an_error():
+    """Two inputs placed at the same address, given 1.0 and 2.0: fetchc run
+    returned o = p = 2.0 (the later tensor overwrote the earlier one) and
+    exit 0.  Now an error naming both and the bytes they share."""
+    a, b = _bf16(np.full((64, 16), 1.0)), _bf16(np.full((64, 16), 2.0))
+    with pytest.raises(InputError) as e:
+        fetchc.run(ALIAS.replace("BBASE", "0"), a=a, b=b)
+    assert str(e.value) == (
+        "tensors 'a' and 'b' share DM bytes [0, 2048) (their placements alias: views of one buffer), but the values "
+        "given for them differ there: DM byte 0 is 0x80 in 'a' and 0x00 in 'b'; give values that agree on the "
+        "shared bytes"
+    )  # bf16 1.0 = 0x3F80, 2.0 = 0x4000, little-endian
+
+
+def test_run_aliased_inputs_that_agree_run():
+    """Half-overlapping views (b starts at a's row 32) given agreeing values:
+    each program reads its own view, a cast bf16 -> f32 (exact)."""
+    rng = np.random.default_rng(44)
+    whole = _bf16(rng.standard_normal((96, 16)))  # the buffer: a is rows 0-63, b rows 32-95
+    res = fetchc.run(ALIAS.replace("BBASE", str(32 * 16 * 2)), a=whole[:64], b=whole[32:])
+    assert np.array_equal(res["o"].view(np.uint32), whole[:64].astype(np.float32).view(np.uint32))
+    assert np.array_equal(res["p"].view(np.uint32), whole[32:].astype(np.float32).view(np.uint32))
+    b = whole[32:].copy()
+    b[31, 15] = _bf16(7.0)  # bytes 2046-2047 of b = DM bytes 3070-3071, inside a's rows 32-63
+    with pytest.raises(InputError, match=r"tensors 'a' and 'b' share DM bytes \[1024, 2048\) .* DM byte 2046 is"):
+        fetchc.run(ALIAS.replace("BBASE", str(32 * 16 * 2)), a=whole[:64], b=b)
+
+
+def test_cli_run_and_sim_refuse_aliased_inputs_that_differ(tmp_path, capsys):
+    k = tmp_path / "alias.mlir"
+    k.write_text(ALIAS.replace("BBASE", "0"))
+    np.save(tmp_path / "A.npy", _bf16(np.full((64, 16), 1.0)).view(np.uint16))
+    np.save(tmp_path / "B.npy", _bf16(np.full((64, 16), 2.0)).view(np.uint16))
+    args = ["--arg", f"a={tmp_path / 'A.npy'}", "--arg", f"b={tmp_path / 'B.npy'}"]
+    want = "error: tensors 'a' and 'b' share DM bytes [0, 2048)"
+    out = tmp_path / "al.npz"
+    rc, err = _cli(["run", str(k), *args, "-o", str(out)], capsys)
+    assert rc == 1 and err.startswith(want) and err.count("\n") == 1, err
+    assert not out.exists()
+    assert main([str(k), "-o", str(tmp_path / "al.bin")]) == 0
+    rc, err = _cli(["sim", str(tmp_path / "al.bin"), *args, "-o", str(out)], capsys)
+    assert rc == 1 and err.startswith(want), err
+    assert not out.exists()

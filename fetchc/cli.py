@@ -748,7 +748,8 @@ def _run_parser() -> argparse.ArgumentParser:
         description=(
             "The golden model of a whole kernel: compile (default pipeline), lay the named arrays out in DM at "
             "their placements, run every Fetch Unit program from the emitted seq.bin bytes, then the downstream "
-            "rngd ops with RNGD numerics, and write every committed tensor, by name and in its memref shape, "
+            "rngd ops with RNGD numerics, and write every committed tensor, by name and whole (its memref "
+            "shape, times the slices along its rngd.slice_dim on a kernel over several slices), "
             "into an .npz (encoding as for 'fetchc sim': f32/i32/i8/i16 as themselves, bf16 and 8-bit floats as "
             "raw uint16/uint8 bits, 4-bit codes as uint8). Details: docs/cli.md, 'fetchc run'."
         ),
@@ -760,7 +761,8 @@ def _run_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=FILE.npy|NAME=VALUE",
-        help="an input tensor from a .npy file (memref shape; ml_dtypes or raw bits; 4-bit codes one per element "
+        help="an input tensor from a .npy file (the whole tensor: its memref shape, times the slices along its "
+        "slice_dim; ml_dtypes or raw bits; 4-bit codes one per element "
         "or packed two per byte), or an f32 scalar's value; repeat for every input",
     )
     p.add_argument(

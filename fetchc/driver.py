@@ -77,13 +77,42 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             _PARSED_PIPELINES[spec] = passes
         return list(passes)
     except (ValueError, ArgSpecParseError) as e:  # unknown pass / bad syntax or options
-        msg = str(e).strip().splitlines()
-        text = "\n".join(msg) if msg else type(e).__name__
-        text = _option_text(text)
+        text = _option_text(_one_line(str(e)) or type(e).__name__)
         if "Unrecognized passes" in text:
             known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
             text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"
+            text += _did_you_mean(text)
         raise DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {text}")) from None
+
+
+_SPEC_AT = re.compile(r"pass-pipeline:(\d+):(\d+)")
+
+
+def _one_line(message: str) -> str:
+    """xDSL's pipeline syntax error (a header, ``pass-pipeline:L:C``, the
+    pipeline, a caret line and the reason, on separate lines) as one line:
+    ``column C: reason``; any other message with its lines joined by
+    ``; ``."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    at = next((m for line in lines if (m := _SPEC_AT.fullmatch(line))), None)
+    if at is not None and len(lines) >= 2:
+        return f"column {at.group(2)}: {lines[-1][:1].lower()}{lines[-1][1:]}"
+    return "; ".join(lines)
+
+
+def _did_you_mean(text: str) -> str:
+    """`` (did you mean 'X'?)`` for each unknown pass name in xDSL's
+    ``Unrecognized passes: ['a', ...]`` with a close registered name."""
+    import difflib
+
+    m = re.search(r"Unrecognized passes: \[([^\]]*)\]", text)
+    names = re.findall(r"'([^']*)'", m.group(1)) if m else []
+    hints = []
+    for name in names:
+        close = difflib.get_close_matches(name, list(all_passes()), n=1, cutoff=0.75)
+        if close:
+            hints.append(f"did you mean '{close[0]}' for '{name}'?")
+    return f"; {'; '.join(hints)}" if hints else ""
 
 
 _ANCHOR = re.compile(r"\s*([A-Za-z_][\w.$-]*)\s*\(")

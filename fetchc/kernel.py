@@ -193,6 +193,10 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
         first = seen.setdefault(name, arg)
         if first is not arg:
             how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""
+            if how == "by its SSA name" and first.name_hint == arg.name_hint:
+                # %w_1 and %w_2 are both %w once parsed (MLIR drops a `_<digits>` suffix)
+                ssa = f"argument {arg.index} (%{arg.name_hint}_<digits>)"
+                how += ' (a "_<digits>" suffix is not part of an SSA name)'
             out.append(
                 (
                     arg,

@@ -304,7 +304,9 @@ def check_output(path: str, *, inputs: Iterable[Identity] = (), binary: str | No
     ``/dev/stdout`` or ``/proc/self/fd/N``), or, for ``binary`` data (a
     description such as ``"seq.bin"``), a terminal (``hint`` is appended to
     the message: ``", or --emit=mlir"``).  A path that does not exist yet or
-    cannot be inspected passes.  Raises nothing else."""
+    cannot be inspected passes; an empty ``path`` is refused.  Raises nothing else."""
+    if path == "":
+        raise OutputRefused(errno.ENOENT, "the output file name is empty: give -o FILE (or -o - for stdout)")
     inputs = list(inputs)
     kind, fd = output_target(path)
     if kind == "stdout":

@@ -190,8 +190,17 @@ class SourceManager:
         return None
 
 
+QUOTE_LINE_CHARS = 4096
+"""A source line longer than this (characters) is quoted as a window of
+:data:`QUOTE_WINDOW` characters each side of the column, cut ends marked
+``...``: a file of many errors on one long line would otherwise print the
+whole line for each (output quadratic in the input)."""
+QUOTE_WINDOW = 80
+
+
 def _source_snippet(diag: Diagnostic, sources: SourceManager) -> list[str]:
-    """The source line and the caret line, tabs expanded like LLVM does;
+    """The source line (a window of it when longer than
+    :data:`QUOTE_LINE_CHARS`) and the caret line, tabs expanded like LLVM does;
     every character a terminal would act on (an escape sequence, a bidi
     override, NUL...) escaped by :func:`fetchc.escape.printable`, with the
     caret under the escaped column."""
@@ -203,8 +212,15 @@ def _source_snippet(diag: Diagnostic, sources: SourceManager) -> list[str]:
     raw = sources.line(filename, line)
     if raw is None:
         return []
-    text = printable(raw, tabs=True).expandtabs(8)
-    caret = " " * len(printable(raw[: col - 1], tabs=True).expandtabs(8))
+    lead, tail = "", ""
+    if len(raw) > QUOTE_LINE_CHARS:  # a window around the column, so output stays linear in the input
+        at = min(col - 1, len(raw))
+        lo, hi = max(0, at - QUOTE_WINDOW), min(len(raw), at + QUOTE_WINDOW)
+        lead, tail = ("..." if lo else ""), ("..." if hi < len(raw) else "")
+        col -= lo
+        raw = raw[lo:hi]
+    text = lead + printable(raw, tabs=True).expandtabs(8) + tail
+    caret = " " * (len(lead) + len(printable(raw[: col - 1], tabs=True).expandtabs(8)))
     if len(raw) < col - 1:  # column past the end of the line
         caret += " " * (col - 1 - len(raw))
     return [text, caret + "^"]

@@ -390,9 +390,24 @@ def test_pass_option_errors_speak_the_pipeline_syntax():
         "fetch-place-dm{dm-size=1.5}": "option value 1.5 is not an integer",
         "fetch-place-dm{dm-size}": "an option has no value (expected an integer)",
         "fetch-legalize-convert{x=1}": "unknown option x (this pass takes none)",
+        # xDSL's multi-line syntax error (header, position, pipeline, caret) as one line
+        "fetch-place-dm{": "column 16: expected argument name here",
     }
     for spec, want in cases.items():
         with pytest.raises(DiagnosticError) as e:
             parse_pipeline(spec)
         msg = e.value.diagnostics[0].message
         assert msg == f"invalid pass pipeline '{spec}': {want}", msg
+
+
+def test_an_unknown_pass_gets_the_closest_registered_name():
+    import pytest
+
+    from fetchc.diagnostics import DiagnosticError
+    from fetchc.driver import parse_pipeline
+
+    with pytest.raises(DiagnosticError) as e:
+        parse_pipeline("fetch-plce-dm,canonicalze,zzzzzz")
+    msg = e.value.diagnostics[0].message
+    assert "\n" not in msg
+    assert msg.endswith("; did you mean 'fetch-place-dm' for 'fetch-plce-dm'?; did you mean 'canonicalize' for 'canonicalze'?")

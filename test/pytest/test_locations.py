@@ -566,3 +566,24 @@ def test_located_parser_on_cr_text():
     module = parser.parse_module()
     (_, ret) = ops(module)
     assert location_of(ret.location) == ("p.mlir", 5, 3)
+
+
+def test_a_long_line_is_quoted_as_a_window_around_the_column():
+    """A line longer than render.QUOTE_LINE_CHARS is quoted as QUOTE_WINDOW
+    characters each side of the column (cut ends marked ...), the caret
+    under the column's character: many errors on one long line give output
+    linear in the input, not quadratic."""
+    w = render_mod.QUOTE_WINDOW
+    line = "".join(chr(ord("a") + i % 26) for i in range(render_mod.QUOTE_LINE_CHARS * 3))
+    for col in (1, 5000, len(line), len(line) + 3):
+        out = render(Diagnostic("error", "boom", ("in.mlir", 1, col)), {"in.mlir": line}).splitlines()
+        quoted, caret = out[1], out[2]
+        assert len(quoted) <= 2 * w + 6 and len(caret) <= 2 * w + 6
+        at = caret.index("^")
+        if col <= len(line):
+            assert quoted[at] == line[col - 1]
+        assert quoted.startswith("...") == (col - 1 > w)
+        assert quoted.endswith("...") == (col - 1 + w < len(line))
+    short = "x" * render_mod.QUOTE_LINE_CHARS
+    out = render(Diagnostic("error", "boom", ("in.mlir", 1, 4000)), {"in.mlir": short}).splitlines()
+    assert out[1] == short and out[2] == " " * 3999 + "^"

@@ -158,3 +158,23 @@ func.func @helper(%a: memref<4xi8>, %b: memref<4xi8> {rngd.name = "a"}) {
 }
 """
     fetchc.compile(text + KERNEL)
+
+
+def test_ssa_names_equal_but_for_a_digit_suffix_are_explained():
+    """%w_1 and %w_2 are both %w once parsed (MLIR drops a `_<digits>`
+    suffix): the message names the argument by position and says why."""
+    text = (
+        "func.func @k(%w_1: memref<64x16xbf16>, %w_2: memref<64x16xbf16>) {\n"
+        "  %s = fetch.fetch %w_1 : memref<64x16xbf16> -> !fetch.stream<main, [64], [16], bf16>\n"
+        "  rngd.commit %s, %w_2 : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>\n"
+        "  func.return\n}\n"
+    )
+    with pytest.raises(DiagnosticError) as e:
+        fetchc.compile(text, filename="n.mlir")
+    (d,) = e.value.diagnostics
+    assert d.loc == ("n.mlir", 1, 40)
+    assert d.message == (
+        "'func.func' op argument 1 (%w_<digits>) is named \"w\" by its SSA name (a \"_<digits>\" suffix is not part "
+        "of an SSA name), like %w: the tensors and scalars of a kernel need different names; rename one (its "
+        "rngd.name or its SSA name)"
+    )

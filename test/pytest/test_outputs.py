@@ -574,3 +574,11 @@ def test_npz_member_names_that_escape_the_directory_are_refused(tmp_path, name):
     # run alone, the program is an .npy: its name is no file name
     r = run(["sim", "p.bin", "--dm", "dm.bin", "--program", name, "-o", "one.npy"], tmp_path, capture_output=True)
     assert r.returncode == 0 and np.array_equal(np.load(tmp_path / "one.npy"), expected(dm, 0))
+
+
+def test_an_empty_output_name_is_refused_as_such(tmp_path):
+    src = Path(__file__).resolve().parents[2] / "examples" / "int8_zero_point_contract.mlir"
+    r = subprocess.run(FETCHC + [str(src), "-o", ""], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert r.stderr == "error: the output file name is empty: give -o FILE (or -o - for stdout)\n"
+    assert os.listdir(tmp_path) == []

@@ -437,3 +437,23 @@ def test_sim_checks_the_budget_whatever_program_is_named(one_program, monkeypatc
     for extra in ([], ["--program", "p/0"]):
         assert main_sim([str(d / "p.bin"), "--dm", str(d / "dm.bin"), *extra, "-o", str(d / "o.npy")]) == 1
         assert "the DM image is 4096 bytes, more than the 1000 bytes fetchc sim may allocate" in capsys.readouterr().err
+
+COMPILE_MIB = 48
+"""The address space a compile needs (README "Robustness", robustness.md):
+no numpy, no ml_dtypes on the compile path."""
+
+
+@needs_rlimit
+@pytest.mark.parametrize("example", ["nvfp4_dequant_f32.mlir", "int8_zero_point_contract.mlir"])
+def test_compiling_works_in_the_documented_address_space(tmp_path, example):
+    """Under ``ulimit -v`` of COMPILE_MIB MiB an uncached compile succeeds and
+    gives the bytes an unlimited compile gives."""
+    src = ROOT / "examples" / example
+    env = dict(os.environ, FETCHC_CACHE_DIR="", FETCHC_NO_CACHE="1")
+    free = subprocess.run(FETCHC + [str(src), "-o", str(tmp_path / "free.bin")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert free.returncode == 0, free.stderr
+    tight = subprocess.run(FETCHC + [str(src), "-o", str(tmp_path / "tight.bin")], env=env,
+                           preexec_fn=_limited(COMPILE_MIB), capture_output=True, text=True, timeout=300)
+    assert tight.returncode == 0, tight.stderr
+    assert (tmp_path / "tight.bin").read_bytes() == (tmp_path / "free.bin").read_bytes()

@@ -1,14 +1,16 @@
 """fetchc's cache directory: safe, size-bounded, checksummed entry files.
 
 Two caches of the ``fetchc`` command keep files here: the start-up code cache
-(:mod:`fetchc.startup`) and the kernel compile cache (:mod:`fetchc.cache`).
+(:mod:`fetchc.startup`) and the kernel compile cache (:mod:`fetchc.compile_cache`).
 Both go through :func:`read_entry` and :func:`write_entry`, which treat the
 directory as untrusted:
 
 * **Where.** ``$FETCHC_CACHE_DIR``, else ``$XDG_CACHE_HOME/fetchc``, else
   ``~/.cache/fetchc``; an empty ``FETCHC_CACHE_DIR`` disables every cache
-  (:func:`cache_dir` returns ``None``).  The directory is created with mode
-  ``0700``.
+  (:func:`cache_dir` returns ``None``).  Every directory fetchc creates
+  there (the cache directory itself, ``kernels/``, ``inputs/`` and their
+  subdirectories) is created with mode ``0700``; one that exists keeps its
+  mode (the checks below apply to every entry whatever its directory).
 * **Whose.** An entry is read only if it is a regular file owned by the
   effective user and writable by nobody else (``fstat`` of the opened file,
   so the file checked is the file read): a file someone else placed or can
@@ -84,16 +86,36 @@ def read_entry(path: str, magic: bytes) -> bytes | None:
     return payload
 
 
+def _make_dirs(directory: str) -> None:
+    """Create ``directory`` and every missing parent, each with mode
+    ``0700`` (``os.makedirs`` gives the parents it creates the default mode,
+    ``0755`` under the usual umask).  Directories that exist keep their mode.
+    Raises ``OSError``."""
+    missing = []
+    while directory and not os.path.isdir(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile by another fetchc
+
+
 def write_entry(path: str, magic: bytes, payload: bytes) -> bool:
     """Write ``payload`` as the entry at ``path`` (see the module
-    docstring), creating the directory (mode ``0700``).  Returns whether it
+    docstring), creating the directory and its missing parents (each mode
+    ``0700``).  Returns whether it
     was written; raises nothing, and leaves no temporary file behind."""
     if len(payload) > MAX_ENTRY_BYTES:
         return False
     directory = os.path.dirname(path) or "."
     tmp = None
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        _make_dirs(directory)
         tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with open(fd, "wb") as f:

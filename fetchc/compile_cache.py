@@ -357,13 +357,23 @@ def _whole_key(data: bytes, filename: str, pipeline: str) -> tuple[str, str] | N
 
 def whole_get(data: bytes, filename: str, pipeline: str) -> bytes | None:
     """The ``seq.bin`` bytes a compile of exactly these input bytes, file
-    name and pipeline gave before, from disk; None if there are none.
-    Imports nothing of xDSL.  ``pipeline`` may name the default pipeline
+    name and pipeline gave before, from disk, if the validating reader
+    (:func:`fetchc.seqbin.read`) accepts them; None if there are none or it
+    refuses them.  Imports nothing of xDSL.  ``pipeline`` may name the default pipeline
     symbolically: the salt covers fetchc's source."""
     where = _whole_key(data, filename, pipeline)
     found = None if where is None else cachedir.read_entry(where[0], _WHOLE_MAGIC)
     prefix = b"" if where is None else where[1].encode() + b"\0"
-    return found[len(prefix) :] if found is not None and found.startswith(prefix + b"FSEQ") else None
+    if found is None or not found.startswith(prefix):
+        return None
+    seq_bin = found[len(prefix) :]
+    from fetchc.seqbin import SeqBinError, read  # the validating reader; imports nothing of xDSL
+
+    try:
+        read(seq_bin)
+    except SeqBinError:
+        return None  # damaged, or written by another fetchc: a miss
+    return seq_bin
 
 
 def whole_put(data: bytes, filename: str, pipeline: str, seq_bin: bytes) -> None:

@@ -6,22 +6,41 @@ each function, for the kernel compile cache (:mod:`fetchc.compile_cache`).
 ``None`` for anything else (the caller then compiles normally, so nothing
 here ever decides what an input means):
 
-* top level: ``#alias = ...`` / ``!alias = ...`` definitions, ``func.func``
-  ops in the custom form, optionally all inside one unnamed ``module { ... }``
-  (or ``builtin.module``) without attributes; comments and whitespace;
+* top level: ``#alias = ...`` / ``!alias = ...`` definitions and
+  ``func.func`` ops in the custom form, or the definitions followed by one
+  unnamed ``module { ... }`` (or ``builtin.module``) without attributes that
+  holds only the functions (MLIR allows no alias definition inside it);
+  comments and whitespace;
+* an alias's value is one name, optionally with one balanced ``<...>``
+  (``memref<...>``, ``affine_map<...>``, ``!fetch.stream<...>``, ``f32``,
+  ``!other``); no alias is defined twice or used before its definition, and
+  every alias is used by a function, directly or through another alias (an
+  alias no function uses would be in no key, so a cache hit would never
+  have parsed it);
 * a function: ``func.func [private|public|nested] @name(args) [-> results]
-  [attributes {...}] { body }``; its body may refer to no other symbol
-  (``@other``: a call), carries no explicit ``loc(...)``, and its arguments
-  are named ``%name`` with names xDSL keeps as they are;
+  [attributes {...}] { body }``, ``name`` a bare identifier as xDSL lexes it
+  (``[A-Za-z_][A-Za-z0-9_$.]*``); its body may refer to no other symbol
+  (``@other``: a call), carries no explicit ``loc(...)``, its SSA names are
+  ones xDSL's lexer reads whole (``%`` then digits, or
+  ``[A-Za-z_$.-][A-Za-z0-9_$.-]*``, then an optional ``#N``; ``%1a`` is
+  ``%1`` followed by ``a``), and its arguments are named ``%name`` with
+  names xDSL keeps as they are;
 * function names are unique.
 
 For each function, :attr:`FuncText.key` is its token sequence with SSA names
 replaced by their order of first appearance (``%w`` → ``%0``), its own name
-blanked, whitespace and comments dropped, and the definitions of the aliases
-it uses (transitively) appended: two functions with equal keys parse to the
-same IR up to SSA names, the function name and locations, so they compile to
-the same Fetch Unit programs, tables and MANIFEST kernel up to names and
-locations (:func:`fetchc.compile_cache` re-stamps those).
+blanked, whitespace and comments reduced to whether any stood between two
+tokens (xDSL lexes ``1.5e-3`` as one token, ``1.5e -3`` as four; a comment
+is whitespace to it), and the definitions of the aliases it uses
+(transitively, written the same way) appended.  What the key erases is
+checked above to be what xDSL reads the same way whatever it is, and
+everything at the top level is in some function's key or fixed by the
+shape above, so two functions with equal keys parse to the same IR up to
+SSA names, the function name and locations, and an input whose functions
+all have keys of functions compiled before is one an uncached compile
+accepts; they compile to the same Fetch Unit programs, tables and MANIFEST
+kernel up to names and locations (:func:`fetchc.compile_cache` re-stamps
+those).
 
 Positions: :meth:`FuncText.position` gives the ``(line, column)`` of the
 ``k``-th token of a given text in the function (lines and columns counted as
@@ -53,6 +72,9 @@ _OPEN = {"(": ")", "{": "}", "[": "]"}
 _CLOSE = frozenset(_OPEN.values())
 _LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BARE_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+"""A symbol name as xDSL's lexer reads it after ``@`` (MLIR's bare-id; a
+quoted name is not a token here)."""
 _SUFFIX_RE = re.compile(r"_\d+$")
 _RNGD_NAME_RE = re.compile(r"[^\\\x00-\x1f]*")
 
@@ -158,24 +180,27 @@ def _matching(texts: list[str], i: int) -> int | None:
 
 def _split_top(texts: list[str]) -> list[tuple[str, int, int]] | None:
     """The top-level items: ``("alias", lo, hi)`` and ``("func", lo, hi)``
-    (token index ranges)."""
-    lo, hi = 0, len(texts)
-    if hi >= 2 and texts[0] in ("module", "builtin.module") and texts[1] == "{":
-        if _matching(texts, 1) != hi - 1:
-            return None
-        lo, hi = 2, hi - 1
+    (token index ranges), in order.  Alias definitions may stand before an
+    unnamed ``module {`` (MLIR allows them nowhere inside it) or, without
+    one, between functions."""
     items: list[tuple[str, int, int]] = []
-    i = lo
+    i, hi = 0, len(texts)
+    while i < hi and _is_alias_def(texts, i):
+        j = _alias_end(texts, i)
+        if j is None:
+            return None
+        items.append(("alias", i, j))
+        i = j
+    aliases_here = True
+    if i < hi and texts[i] in ("module", "builtin.module"):
+        if i + 1 >= hi or texts[i + 1] != "{" or _matching(texts, i + 1) != hi - 1:
+            return None  # attributes, a name, or anything after the module
+        i, hi, aliases_here = i + 2, hi - 1, False
     while i < hi:
-        if _is_alias_def(texts, i):
-            j = i + 2
-            while j < hi and not (texts[j] == "func.func" or _is_alias_def(texts, j)):
-                if texts[j] in _OPEN:
-                    close = _matching(texts, j)
-                    if close is None:
-                        return None
-                    j = close
-                j += 1
+        if aliases_here and _is_alias_def(texts, i):
+            j = _alias_end(texts, i)
+            if j is None:
+                return None
             items.append(("alias", i, j))
             i = j
         elif texts[i] == "func.func":
@@ -188,6 +213,43 @@ def _split_top(texts: list[str]) -> list[tuple[str, int, int]] | None:
         else:
             return None
     return items
+
+
+_ALIAS_OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
+_ALIAS_CLOSE = frozenset(_ALIAS_OPEN.values())
+
+
+def _alias_end(texts: list[str], i: int) -> int | None:
+    """The end (token index) of the alias definition at ``i`` when its value
+    is one (possibly prefixed) name, optionally with one balanced ``<...>``
+    (``memref<...>``, ``affine_map<...>``, ``!fetch.stream<...>``, ``f32``,
+    ``!other``) and is followed by the next item or the end; else None."""
+    j = i + 2
+    if (
+        j >= len(texts)
+        or texts[j] in ("func.func", "module", "builtin.module")
+        or not (texts[j][0] in "#!" or texts[j][0].isalpha() or texts[j][0] == "_")
+    ):
+        return None
+    j += 1
+    if j < len(texts) and texts[j] == "<":
+        stack: list[str] = []
+        while j < len(texts):
+            t = texts[j]
+            if t in _ALIAS_OPEN:
+                stack.append(_ALIAS_OPEN[t])
+            elif t in _ALIAS_CLOSE:
+                if not stack or stack.pop() != t:
+                    return None
+                if not stack:
+                    break
+            j += 1
+        else:
+            return None
+        j += 1
+    if j < len(texts) and not (texts[j] in ("func.func", "module", "builtin.module", "}") or _is_alias_def(texts, j)):
+        return None
+    return j
 
 
 def _is_alias_def(texts: list[str], j: int) -> bool:
@@ -205,6 +267,8 @@ def _body_start(texts: list[str], i: int, hi: int) -> int | None:
             depth += 1
         elif t == ")" or t == "]":
             depth -= 1
+        elif depth == 0 and t in ("=", "func.func", "module", "builtin.module"):
+            return None  # a declaration without a body, then another item
         elif t == "{" and depth == 0:
             if texts[j - 1] != "attributes":
                 return j
@@ -216,12 +280,14 @@ def _body_start(texts: list[str], i: int, hi: int) -> int | None:
     return None
 
 
-def _func(texts: list[str], offsets: list[int], aliases: dict[str, list[str]]) -> FuncText | None:
+def _func(texts: list[str], offsets: list[int], aliases: dict[str, str]) -> FuncText | None:
     i = 1
     if i < len(texts) and texts[i] in ("private", "public", "nested"):
         i += 1
     if i + 1 >= len(texts) or not _is_sym(texts[i]) or texts[i + 1] != "(":
         return None
+    if not _BARE_ID_RE.fullmatch(texts[i], 1):
+        return None  # xDSL lexes `@-.$` as an error, `@a-b` as `@a` `-` `b`
     args_end = _matching(texts, i + 1)
     if args_end is None:
         return None
@@ -231,7 +297,8 @@ def _func(texts: list[str], offsets: list[int], aliases: dict[str, list[str]]) -
     for j, t in enumerate(texts):
         if (j != i and _is_sym(t)) or (t == "loc" and j + 1 < len(texts) and texts[j + 1] == "("):
             return None  # a reference to another symbol (a call), or an explicit location
-    return FuncText(texts[i][1:], texts, offsets, arg_names, _key(texts, i, aliases))
+    key = _key(texts, offsets, i, aliases)
+    return None if key is None else FuncText(texts[i][1:], texts, offsets, arg_names, key)
 
 
 def _arg_names(texts: list[str]) -> tuple[str | None, ...] | None:
@@ -276,7 +343,22 @@ class _NotSimple(Exception):
     """An input outside what :func:`layout` reads (caught there)."""
 
 
-def _key(texts: list[str], name_index: int, aliases: dict[str, list[str]]) -> str:
+def _joined(parts: list[str], texts: list[str], offsets: list[int]) -> str:
+    """``parts`` (``texts`` or their replacements) joined with one separator
+    where whitespace or a comment stood between two tokens of ``texts`` and
+    another where they touch: xDSL lexes ``1.5e-3`` as one float and
+    ``1.5e -3`` as ``1.5`` ``e`` ``-`` ``3``, which this module's tokens do
+    not tell apart."""
+    out = [parts[0]]
+    for j in range(1, len(parts)):
+        out.append("\x1e" if offsets[j] == offsets[j - 1] + len(texts[j - 1]) else "\x1f")
+        out.append(parts[j])
+    return "".join(out)
+
+
+def _key(texts: list[str], offsets: list[int], name_index: int, aliases: dict[str, str]) -> str | None:
+    """The key (module docstring), or None when an SSA name is not one xDSL
+    lexes as a whole: ``%1a`` is ``%1`` then ``a``."""
     numbering: dict[str, str] = {}
     parts = list(texts)
     parts[name_index] = "@"
@@ -285,17 +367,31 @@ def _key(texts: list[str], name_index: int, aliases: dict[str, list[str]]) -> st
         c = t[0]
         if c == "%":
             base, sep, index = t.partition("#")
-            parts[j] = numbering.setdefault(base, f"%{len(numbering)}") + sep + index
+            number = numbering.get(base)
+            if number is None:
+                if base[1].isdigit() and not base[1:].isdigit():
+                    return None
+                number = numbering[base] = f"%{len(numbering)}"
+            parts[j] = number + sep + index
         elif c in "#!":
             refs.append(t)
-    used: list[str] = []
+    used = _used_aliases(refs, aliases)
+    return _joined(parts, texts, offsets) + "".join("\0" + aliases[a] for a in sorted(used))
+
+
+def _used_aliases(refs: list[str], aliases: dict[str, str]) -> set[str]:
+    """The aliases of ``aliases`` (name → joined definition) that the
+    tokens ``refs`` use, directly or through other aliases."""
+    used: set[str] = set()
     while refs:
         a = refs.pop()
         if a in aliases and a not in used:
-            used.append(a)
-            refs.extend(t for t in aliases[a] if _is_alias_ref(t))
-    parts.extend("\0" + " ".join(aliases[a]) for a in sorted(used))
-    return "\x1f".join(parts)
+            used.add(a)
+            refs.extend(_ALIAS_REF_RE.findall(aliases[a]))
+    return used
+
+
+_ALIAS_REF_RE = re.compile(r"[#!][^\x1e\x1f\0]+")
 
 
 def layout(text: str) -> Layout | None:
@@ -310,7 +406,9 @@ def layout(text: str) -> Layout | None:
         items = _split_top(texts)
         if items is None:
             return None
-        aliases = {texts[lo]: texts[lo:hi] for kind, lo, hi in items if kind == "alias"}
+        aliases = _aliases(texts, offsets, items)
+        if aliases is None:
+            return None
         functions: list[FuncText] = []
         for kind, lo, hi in items:
             if kind == "func":
@@ -322,5 +420,25 @@ def layout(text: str) -> Layout | None:
         return None
     if not functions or len({f.name for f in functions}) != len(functions):
         return None
+    if _used_aliases([t for f in functions for t in f.texts if _is_alias_ref(t)], aliases) != aliases.keys():
+        return None  # an alias no function uses is in no key: it would never be parsed
     starts = [0, *(m.end() for m in _LINE_BREAK_RE.finditer(text))]
     return Layout(functions, starts)
+
+
+def _aliases(texts: list[str], offsets: list[int], items: list[tuple[str, int, int]]) -> dict[str, str] | None:
+    """The alias definitions of ``items`` (name → the definition's joined
+    tokens), or None when an alias is defined twice or used (by a function
+    or another alias) before its definition: errors an uncached compile
+    reports, and which no key would show."""
+    defined_at = {}
+    for kind, lo, _ in items:
+        if kind == "alias":
+            if texts[lo] in defined_at:
+                return None
+            defined_at[texts[lo]] = lo
+    for kind, lo, hi in items:
+        for j in range(lo + (2 if kind == "alias" else 0), hi):
+            if _is_alias_ref(texts[j]) and defined_at.get(texts[j], -1) >= lo:
+                return None
+    return {texts[lo]: _joined(texts[lo:hi], texts[lo:hi], offsets[lo:hi]) for kind, lo, hi in items if kind == "alias"}

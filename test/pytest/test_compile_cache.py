@@ -313,3 +313,168 @@ def test_renamed_equals_dataclasses_replace():
             replace(o, no_such_field=1)
         with pytest.raises(TypeError):
             renamed(o, no_such_field=1)
+
+
+# ------------------------------------------- what the key erases or leaves out
+#
+# A hit parses nothing: everything the key erases (SSA names, the function's
+# own name, whitespace and comments) must be well formed by the layout's own
+# checks, and everything outside every key (aliases no function uses, a
+# duplicate alias, the top-level structure) must make the input one the cache
+# does not handle.  Each variant below is rejected by an uncached compile and
+# must be rejected, with the same diagnostics, through a cache that holds
+# DECODE's kernel.
+
+DECODE = """\
+!t = memref<64x32xf32>
+func.func @decode(%w: memref<64x32xbf16>, %o: !t) {
+  %s = fetch.fetch %w : memref<64x32xbf16> -> !fetch.stream<main, [64], [32], bf16>
+  %c = fetch.cast %s : !fetch.stream<main, [64], [32], bf16> -> !fetch.stream<main, [64], [32], f32>
+  %k = arith.constant 1.5e-3 : f32
+  rngd.commit %c, %o : !fetch.stream<main, [64], [32], f32>, !t
+  func.return
+}
+"""
+
+INVALID_VARIANTS = {
+    "junk alias": "#junk = 1 2 3 + foo\n" + DECODE,
+    "unregistered alias": "!u = !nosuch.type<1>\n" + DECODE,
+    "alias defined twice": "!t = memref<64x32xf32>\n" + DECODE,
+    "unused alias defined twice": "!u = memref<64x32xf32>\n!u = memref<64x32xf32>\n" + DECODE,
+    "alias after its use": DECODE.replace("!t = memref<64x32xf32>\n", "") + "!t = memref<64x32xf32>\n",
+    "alias inside module": "module {\n" + DECODE + "}\n",
+    "function named -.$": DECODE.replace("@decode", "@-.$"),
+    "function named $": DECODE.replace("@decode", "@$"),
+    "function named 1a": DECODE.replace("@decode", "@1a"),
+    "function named a-b": DECODE.replace("@decode", "@a-b"),
+    "SSA name 1a": DECODE.replace("%c", "%1a"),
+    "SSA name 0x": DECODE.replace("%s", "%0x"),
+    "float split by a space": DECODE.replace("1.5e-3", "1.5e -3"),
+    "float split by a comment": DECODE.replace("1.5e-3", "1.5e//\n-3"),
+    "module attributes": "!t = memref<64x32xf32>\nmodule attributes {x = #nosuch.a} {\n" + DECODE.split("\n", 1)[1] + "}\n",
+    "junk between functions": DECODE + "foo\n" + DECODE.replace("@decode", "@decode2").split("\n", 1)[1],
+}
+
+
+def test_the_valid_decode_kernel_is_cached():
+    """DECODE is an input the cache handles and hits (else the variants
+    below would say nothing)."""
+    cache = KernelCache()
+    assert _cached(cache, DECODE, "decode.mlir") == fetchc.compile(DECODE, filename="decode.mlir", cache=False).seq_bin
+    again = DECODE.replace("%c", "%x_1").replace("@decode", "@other").replace("  ", "    ")
+    misses = cache.misses
+    assert _cached(cache, again, "decode.mlir") == fetchc.compile(again, filename="decode.mlir", cache=False).seq_bin
+    assert cache.misses == misses
+
+
+@pytest.mark.parametrize("name", INVALID_VARIANTS)
+def test_a_variant_the_key_does_not_see_is_rejected_in_process(name, monkeypatch):
+    text = INVALID_VARIANTS[name]
+    cache = KernelCache()
+    assert _cached(cache, DECODE, "decode.mlir") is not None
+    plain = _outcome(lambda: fetchc.compile(text, filename="decode.mlir", cache=False).seq_bin)
+    assert plain[0] == "error", plain
+    assert _outcome(lambda: _cached(cache, text, "decode.mlir")) in (plain, ("ok", None))
+    monkeypatch.setattr(api, "_CACHE", cache)  # fetchc.compile through the same (warm) cache
+    assert _outcome(lambda: fetchc.compile(text, filename="decode.mlir", cache=True).seq_bin) == plain
+
+
+@pytest.mark.parametrize("name", ["junk alias", "alias defined twice", "function named -.$", "SSA name 1a",
+                                  "float split by a space"])
+def test_a_variant_the_key_does_not_see_is_rejected_by_the_command(name, tmp_path):
+    cache = tmp_path / "cache"
+    (tmp_path / "decode.mlir").write_text(DECODE)
+    r = _fetchc([str(tmp_path / "decode.mlir"), "-o", str(tmp_path / "a.bin")], cache)
+    assert r.returncode == 0, r.stderr
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(INVALID_VARIANTS[name])
+    plain = _fetchc([str(bad), "-o", str(tmp_path / "plain.bin")], cache, no_cache=True)
+    cached = _fetchc([str(bad), "-o", str(tmp_path / "seq.bin")], cache)
+    assert plain.returncode == 1 and plain.stderr
+    assert (cached.returncode, cached.stderr) == (plain.returncode, plain.stderr)
+    assert not (tmp_path / "seq.bin").exists()
+
+
+def test_valid_spellings_the_key_erases_still_hit():
+    """The checks are no stricter than they need be for the common
+    spellings: SSA names of every legal form, function names with '$' and
+    '.', the aliases printed before a `module {`, comments and line breaks
+    between tokens."""
+    cache = KernelCache()
+    _cached(cache, DECODE, "decode.mlir")
+    body = DECODE.split("\n", 1)[1]
+    variants = [
+        DECODE.replace("%c", "%17").replace("%s", "%-s.$_"),
+        DECODE.replace("@decode", "@de$c.o_de9"),
+        "!t = memref<64x32xf32>\nmodule {\n" + body + "}\n",
+        DECODE.replace("fetch.fetch %w :", "fetch.fetch %w // a comment\n   :"),
+    ]
+    for text in variants:
+        misses = cache.misses
+        assert _cached(cache, text, "v.mlir") == fetchc.compile(text, filename="v.mlir", cache=False).seq_bin, text
+        assert cache.misses == misses, text
+
+
+def test_a_declaration_does_not_swallow_the_aliases_after_it():
+    """A function declaration (no body) followed by alias definitions: the
+    layout once took everything up to the next ``{`` for the declaration's
+    body, so ``#m``, the kernel's fetch map, was in no key and a kernel with
+    another map got the first one's programs."""
+    def text(offset):
+        return (f"func.func private @ext(%a: i32)\n#m = affine_map<(t, e) -> (t + {offset}, e)>\n#n = {{a = 1}}\n"
+                "func.func @decode(%w: memref<128x32xbf16>, %o: memref<64x32xbf16>) {\n"
+                "  %s = fetch.fetch %w {map = #m} : memref<128x32xbf16> -> !fetch.stream<main, [64], [32], bf16>\n"
+                "  rngd.commit %s, %o : !fetch.stream<main, [64], [32], bf16>, memref<64x32xbf16>\n"
+                "  func.return\n}\n")
+    cache = KernelCache()
+    plain = [fetchc.compile(text(off), filename="m.mlir", cache=False).seq_bin for off in (0, 64)]
+    assert plain[0] != plain[1]
+    for off, want in zip((0, 64), plain):
+        assert _cached(cache, text(off), "m.mlir") in (want, None)
+
+
+def test_a_whole_input_entry_that_is_no_seq_bin_is_a_miss(tmp_path):
+    """An ``inputs/`` entry with a valid checksum and key whose payload is
+    not a seq.bin the validating reader accepts is ignored: the command
+    compiles and writes the real bytes."""
+    from fetchc import cachedir
+
+    path = ROOT / "examples" / "tiling_read.mlir"
+    cache = tmp_path / "cache"
+    plain = tmp_path / "plain.bin"
+    assert _fetchc([str(path), "-o", str(plain)], cache, no_cache=True).returncode == 0
+    assert _fetchc([str(path), "-o", str(tmp_path / "seed.bin")], cache).returncode == 0
+    (entry,) = (cache / "inputs").rglob("*.bin")
+    key = entry.stem
+    forged = key.encode() + b"\0FSEQ this is not a seq.bin"
+    assert cachedir.write_entry(str(entry), compile_cache._WHOLE_MAGIC, forged)
+    assert cachedir.read_entry(str(entry), compile_cache._WHOLE_MAGIC) == forged
+    out = tmp_path / "pl.bin"
+    r = _fetchc([str(path), "-o", str(out)], cache)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == plain.read_bytes()
+
+
+def test_every_directory_of_the_cache_is_private(tmp_path):
+    """The cache directory, kernels/, inputs/ and their subdirectories are
+    created 0700; a directory that exists keeps its mode."""
+    import stat
+
+    path = ROOT / "examples" / "tiling_read.mlir"
+    cache = tmp_path / "a" / "cache"
+    old = os.umask(0o022)
+    try:
+        assert _fetchc([str(path), "-o", str(tmp_path / "x.bin")], cache).returncode == 0
+    finally:
+        os.umask(old)
+    made = [tmp_path / "a", cache, *(p for p in cache.rglob("*") if p.is_dir())]
+    assert {cache / "kernels", cache / "inputs"} <= set(made)
+    assert {str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode)) for p in made} == {
+        str(p.relative_to(tmp_path)): "0o700" for p in made
+    }
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    assert _fetchc([str(path), "-o", str(tmp_path / "y.bin")], shared).returncode == 0
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    assert stat.S_IMODE((shared / "kernels").stat().st_mode) == 0o700

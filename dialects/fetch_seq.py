@@ -28,7 +28,7 @@ Spec: ir.md §4 (``fetch-to-seq``), seqbin.md, hardware.md §2-3, §5.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -68,7 +68,7 @@ from fetchc import target
 from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
-from fetchc.dialects.shared import direct_accessors, i32_attr, i64_array, i64_attr, init_op, memo_on
+from fetchc.dialects.shared import IdentityCache, direct_accessors, i32_attr, i64_array, i64_attr, init_op, memo_on
 from fetchc.target import functions
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
@@ -144,7 +144,7 @@ class StagesAttr(BitEnumAttribute[Stage]):
 
     @property
     def code(self) -> int:
-        return sum(s.bit for s in target.STAGES if Stage(s.name) in self.data)
+        return _stages_code(self.data)
 
     @staticmethod
     def from_code(code: int) -> StagesAttr:
@@ -405,7 +405,7 @@ class ProgramOp(IRDLOperation):
             "stages": _stages_attr(stages),
         }
         if table is not None:
-            props["table"] = SymbolRefAttr(table)
+            props["table"] = _symbol_ref(table)
         if cast is not None:
             props["type_conversion"] = CastAttr.of(*cast)
         if zero_point is not None:
@@ -510,9 +510,31 @@ class ProgramOp(IRDLOperation):
         # reader and writer and the simulator.
         pairs = [] if top is None else [top.pair]
         try:
-            check_program(self.fields(), pairs, FIELDS, table_ref=str(self.table))  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
+            check_program(self.fields(), pairs, FIELDS, table_ref=_ref_text(self.table))  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
         except RecordError as e:
             raise OpError(e.message) from None
+
+
+@lru_cache(maxsize=16)
+def _stages_code(flags: frozenset[Stage]) -> int:
+    """PROGRAMS word 24 of a set of stages (one entry per set: at most 8)."""
+    return sum(s.bit for s in target.STAGES if Stage(s.name) in flags)
+
+
+@lru_cache(maxsize=1024)
+def _symbol_ref(name: str) -> SymbolRefAttr:
+    """``SymbolRefAttr(name)``, one object per name (the few tables)."""
+    return SymbolRefAttr(name)
+
+
+_REF_TEXTS = IdentityCache(1024)
+
+
+def _ref_text(ref: SymbolRefAttr | None) -> str:
+    """``str(ref)`` (``@name``, as xDSL prints it: it builds a printer,
+    about 40 µs), once per attribute object: the messages of
+    ``check_program`` name the table by it."""
+    return _REF_TEXTS.get((ref,), (), lambda: str(ref))
 
 
 @cache

@@ -51,14 +51,33 @@ def _attr_pred(constr: Any) -> _Pred | None:
     if isinstance(constr, AnyAttr):
         return lambda a: True
     if isinstance(constr, BaseAttr):
-        cls = constr.attr
-        return lambda a: isinstance(a, cls)
+        return _instance_pred(constr.attr)
     if isinstance(constr, EqAttrConstraint):
         want = constr.attr
         return lambda a: a == want
     if isinstance(constr, SymbolNameConstraint):
         return lambda a: isinstance(a, StringAttr)
     return None
+
+
+def _instance_pred(cls: type) -> _Pred:
+    """``isinstance(a, cls)``, remembering the types whose instances are
+    instances of ``cls`` (a subclass stays one): those answer without
+    ``ABCMeta.__instancecheck__``, a Python call (xDSL's attributes are
+    ABCs), and only other types ask ``isinstance``."""
+    known: set[type] = set()
+
+    def pred(a: Attribute) -> bool:
+        t = type(a)
+        if t in known:
+            return True
+        if isinstance(a, cls):
+            if issubclass(t, cls):
+                known.add(t)
+            return True
+        return False
+
+    return pred
 
 
 def _range_pred(constr: Any) -> _Pred | None:

@@ -47,7 +47,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from xdsl.ir import Block, ErasedSSAValue, Operation, SSAValues
+from xdsl.ir import Block, BlockArgument, ErasedSSAValue, Operation, OpResult, SSAValues
 from xdsl.parser import Parser
 from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -173,13 +173,17 @@ def _plan(cls: type) -> _Plan | None:
 _PLANS: dict[type, _Plan | None] = {}
 
 
+_LIVE_VALUES = (OpResult, BlockArgument)
+
+
 def _verify_placement(op: Operation) -> None:
     """What xDSL 0.75's ``Operation.verify`` checks of an op without
     successors or regions before its ``verify_``, with its messages: no
     erased operand, and an op that ends a block of a region is a terminator
     (unless the region's op has ``NoTerminator``)."""
     for operand in op.operands:
-        if isinstance(operand, ErasedSSAValue):
+        # OpResult and BlockArgument are not ErasedSSAValues: no ABC check for them
+        if type(operand) not in _LIVE_VALUES and isinstance(operand, ErasedSSAValue):
             raise ValueError("Erased SSA value is used by the operation")
     block = op.parent
     region = None if block is None else block.parent

@@ -391,3 +391,85 @@ def test_a_successful_command_leaves_as_the_interpreters_exit_does(tmp_path, emi
     assert seen[0] == seen[1]
     assert seen[0][:3] == (0, b"thread joined\natexit ran\n", b"")
     assert seen[0][4] == 120 and b"BrokenPipeError" in seen[0][5], seen[0][5]
+
+
+def test_stage_codes_are_the_sum_of_their_bits():
+    """fetch_seq._stages_code (one entry per set of stages) is the plain sum
+    of the stages' PROGRAMS word-24 bits, for every one of the 8 sets."""
+    from itertools import combinations
+
+    from fetchc import target
+    from fetchc.dialects.fetch_seq import Stage, StagesAttr, _stages_code
+
+    sets = [frozenset(c) for n in range(4) for c in combinations(list(Stage), n)]
+    assert len(sets) == 8
+    for flags in sets:
+        plain = sum(s.bit for s in target.STAGES if Stage(s.name) in flags)
+        assert _stages_code(flags) == StagesAttr(list(flags)).code == plain
+
+
+@pytest.mark.parametrize("name", ["t0", "table_f4E2M1FN_to_bf16", "with space", "a.b"])
+def test_table_references_print_as_xdsl_prints_them(name):
+    """fetch_seq._symbol_ref and _ref_text (check_program's name for a
+    table, once per attribute object) equal SymbolRefAttr(name) and
+    str(SymbolRefAttr(name)), also for a name that needs quotes and a nested
+    reference."""
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    from fetchc.dialects.fetch_seq import _ref_text, _symbol_ref
+
+    ref = _symbol_ref(name)
+    assert ref == SymbolRefAttr(name) and _symbol_ref(name) is ref
+    assert _ref_text(ref) == _ref_text(ref) == str(SymbolRefAttr(name))
+    nested = SymbolRefAttr(name, ["inner"])
+    assert _ref_text(nested) == str(nested)
+
+
+@pytest.mark.parametrize("name,text", INPUTS, ids=[n for n, _ in INPUTS])
+def test_structural_instance_predicates_are_isinstance(name, text):
+    """structural._instance_pred (which remembers the types found to be
+    instances) answers isinstance for every property value and operand or
+    result type of a parsed and a lowered module, against every attribute
+    class an op definition of ours names, asked twice."""
+    from xdsl.irdl import BaseAttr
+
+    from fetchc.frontend.structural import _instance_pred
+
+    classes = {
+        d.constr.attr
+        for cls in _fetchc_op_classes()
+        for _, d in cls.get_irdl_definition().properties.items()
+        if isinstance(d.constr, BaseAttr)
+    }
+    assert len(classes) >= 5, classes
+    preds = {cls: _instance_pred(cls) for cls in classes}
+    ctx = make_context()
+    values = [
+        v
+        for module in (parse_module(ctx, text, "x.mlir"), _lowered(text))
+        for op in walk(module)
+        for v in (*op.properties.values(), *(x.type for x in (*op.operands, *op.results)))
+    ]
+    assert values
+    for _ in range(2):
+        for v in values:
+            for cls, pred in preds.items():
+                assert pred(v) == isinstance(v, cls), (v, cls)
+
+
+def test_an_erased_operand_is_still_reported_as_xdsl_reports_it():
+    """_verify_placement skips the ABC check for OpResult and BlockArgument
+    operands only: an op using an erased value fails as xDSL's verify does."""
+    from xdsl.ir import ErasedSSAValue
+
+    from fetchc.frontend.xdsl_compat import verify_op_alone
+
+    module = parse_module(make_context(), EXAMPLES[0].read_text(), "x.mlir")
+    op = next(o for o in walk(module) if o.name == "rngd.commit")
+    first = op.operands[0]
+    op.operands = [ErasedSSAValue(first.type, first), *op.operands[1:]]
+    with pytest.raises(ValueError) as xdsl:
+        op.verify(verify_nested_ops=False)
+    with pytest.raises(ValueError) as ours:
+        verify_op_alone(op)
+    assert str(ours.value) == str(xdsl.value).splitlines()[0] == "Erased SSA value is used by the operation"

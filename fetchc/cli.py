@@ -257,16 +257,17 @@ def _refused(path: str, inputs: list, binary: str | None = None, hint: str = "")
     return 0
 
 
-def _write(path: str, data, inputs: list, binary: str | None = None, hint: str = "") -> int:
+def _write(path: str, data, inputs: list, binary: str | None = None, hint: str = "", before_commit=None) -> int:
     """Write ``-o path`` (:func:`fetchc.outputs.write_output`) and return the
     exit status: 0, or 1 with ``error: ...`` (nothing created or
     overwritten): an output that is an input or a terminal for ``binary``
     data, an unwritable path, a write error (a full disk), names an ``.npz``
-    cannot hold."""
+    cannot hold.  ``before_commit``: as for ``write_output`` (what it raises
+    goes on)."""
     from fetchc.outputs import OutputRefused, write_output
 
     try:
-        write_output(path, data, inputs=inputs, binary=binary, hint=hint)
+        write_output(path, data, inputs=inputs, binary=binary, hint=hint, before_commit=before_commit)
     except OutputRefused as e:
         return _error(str(e))
     except OSError as e:
@@ -562,16 +563,16 @@ def _warn_scratch_reads(sb, results) -> None:
                 )
 
 
-def _write_arrays(path: str, arrays, inputs: list) -> int:
+def _write_arrays(path: str, arrays, inputs: list, before_commit=None) -> int:
     """Write ``-o path`` for ``sim`` and ``run``: one array as ``.npy`` data,
     a ``{name: array}`` mapping as ``.npz`` data keyed by the names as they
     are (:mod:`fetchc.npyio`), never to a terminal nor over an input
-    (:func:`_write`).  Returns the exit status."""
+    (:func:`_write`; ``before_commit`` as there).  Returns the exit status."""
     from fetchc.npyio import write_npy, write_npz
 
     if isinstance(arrays, dict):
-        return _write(path, lambda f: write_npz(f, arrays), inputs, ".npz data")
-    return _write(path, lambda f: write_npy(f, arrays), inputs, ".npy data")
+        return _write(path, lambda f: write_npz(f, arrays), inputs, ".npz data", before_commit=before_commit)
+    return _write(path, lambda f: write_npy(f, arrays), inputs, ".npy data", before_commit=before_commit)
 
 
 def _reported(command: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
@@ -781,20 +782,38 @@ def _run_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _ListingFailed(Exception):
+    """``fetchc run``'s list of the tensors written could not be printed
+    (before its output was committed, so that stays as it was)."""
+
+
 def _list_written(path: str, outputs, kernel) -> None:
     """One line per tensor ``fetchc run`` wrote: ``OUT: NAME SHAPE DTYPE``,
     with the element type when the array holds raw bits (``uint16 (bf16
     bits)``); on stdout, or on stderr when the ``.npz`` itself goes to
-    stdout."""
-    from fetchc.outputs import output_target
+    stdout; nothing when that stream is closed (``>&-``).  Called once the
+    output's bytes are written and before it replaces ``path``
+    (``before_commit``), and written through at once, so that a listing
+    that cannot be printed (a full disk, a closed pipe) raises
+    :class:`_ListingFailed` and leaves ``path`` as it was."""
+    from fetchc.outputs import output_target, write_now
 
+    to_stderr = output_target(path) in (("stdout", None), ("fd", 1))
+    out = sys.stderr if to_stderr else sys.stdout
+    if out is None:
+        return
     types = {t.name: t.dtype for t in kernel.tensors} if kernel is not None else {}
-    out = sys.stderr if output_target(path) in (("stdout", None), ("fd", 1)) else sys.stdout
+    lines = []
     for name, arr in outputs.items():
         elem = types.get(name)
         bits = f" ({elem.name} bits)" if elem is not None and elem.is_float and elem.bits in (8, 16) else ""
         codes = f" ({elem.name} codes)" if elem is not None and elem.is_subbyte else ""
-        out.write(printable(f"{path}: {name} {tuple(arr.shape)} {arr.dtype}{bits}{codes}") + "\n")
+        lines.append(printable(f"{path}: {name} {tuple(arr.shape)} {arr.dtype}{bits}{codes}") + "\n")
+    try:
+        write_now(out, "".join(lines))
+    except OSError as e:
+        where = "stderr" if to_stderr else "stdout"
+        raise _ListingFailed(f"cannot write the list of the tensors written to {where}: {e.strerror or e}") from None
 
 
 def _chosen_kernel(sb, entry: str | None):
@@ -875,10 +894,15 @@ def main_run(argv: list[str]) -> int:
         return 1
     if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
         _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
-    status = _write_arrays(args.output, outputs, inputs)
-    if status == 0 and not args.quiet:
-        _list_written(args.output, outputs, _chosen_kernel(result.seqbin, args.entry))
-    return status
+    kernel = _chosen_kernel(result.seqbin, args.entry)
+    listing = None if args.quiet else (lambda: _list_written(args.output, outputs, kernel))
+    try:
+        return _write_arrays(args.output, outputs, inputs, before_commit=listing)
+    except _ListingFailed as e:
+        from fetchc.outputs import output_target
+
+        kept = f"; '{args.output}' is left as it was" if output_target(args.output)[0] == "file" else ""
+        return _error(f"{e}{kept} (-q leaves the list out)")
 
 
 @contextlib.contextmanager

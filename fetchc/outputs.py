@@ -74,6 +74,7 @@ __all__ = [
     "signal_cleanup",
     "temporary_name_pattern",
     "write_atomically",
+    "write_now",
     "write_output",
 ]
 
@@ -247,17 +248,41 @@ def _stdout_fd() -> int | None:
         return None
 
 
-def _write_fd(fd: int, data: bytes | Callable[[BinaryIO], None]) -> None:
+def write_now(stream, text: str) -> None:
+    """Write ``text`` to the text stream ``stream`` (``sys.stdout``,
+    ``sys.stderr``) completely and at once: what Python buffered for it
+    first, then ``text`` through its descriptor (encoded as the stream
+    encodes, unencodable characters backslash-escaped), so that a failure
+    (a full disk, a closed pipe) is raised here and nothing is left in a
+    buffer to fail again at exit.  A stream without a descriptor (a test
+    harness's) is written and flushed.  Raises ``OSError``."""
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        stream.write(text)
+        stream.flush()
+        return
+    _write_all_fd(fd, text.encode(getattr(stream, "encoding", None) or "utf-8", "backslashreplace"))
+
+
+def _write_fd(fd: int, data: bytes | Callable[[BinaryIO], None], before: Callable[[], None] | None = None) -> None:
     os.fstat(fd)  # EBADF before anything else for a descriptor that is not open
     _flush_std()  # what Python buffered for stdout/stderr goes first
+    if before is not None:
+        before()
     _to_stream(_StreamWriter(fd=fd), data)
 
 
-def _write_special(path: str, data: Data, inputs: Iterable[Identity], binary: str | None, hint: str) -> None:
+def _write_special(
+    path: str, data: Data, inputs: Iterable[Identity], binary: str | None, hint: str, before: Callable[[], None] | None
+) -> None:
     flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)  # truncated (as a shell's '>' does) only once it is known not to be an input
     try:
         _refuse_fd(fd, path, inputs, binary, hint)
+        if before is not None:
+            before()
         if stat.S_ISREG(os.fstat(fd).st_mode):
             os.ftruncate(fd, 0)
         _to_stream(_StreamWriter(fd=fd), data)
@@ -343,6 +368,9 @@ _LIVE: set[str] = set()
 """Temporary files this process is writing (absolute paths)."""
 _LIVE_LOCK = threading.Lock()
 _DYING = False
+_COMMITTED = False
+"""An atomic output has replaced its target (:func:`write_atomically`): from
+then on the command has succeeded, and a signal no longer ends it."""
 CLEANUP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 """The signals after which no ``.fetchc-*.tmp`` file stays (``kill -9``
 cannot be caught: :func:`remove_stale_temporaries` handles those)."""
@@ -371,7 +399,26 @@ def remove_live_temporaries() -> list[str]:
     return removed
 
 
+def _start_dying() -> bool:
+    """Refuse new temporary files and renames from now on, unless an output
+    was committed already (then return False): one decision, under the lock
+    the commit takes, so that a signal either stops the rename or comes after
+    it, never both."""
+    global _DYING
+    locked = _LIVE_LOCK.acquire(timeout=2.0)
+    try:
+        if _COMMITTED:
+            return False
+        _DYING = True
+        return True
+    finally:
+        if locked:
+            _LIVE_LOCK.release()
+
+
 def _on_signal(signum: int, frame) -> None:
+    if not _start_dying():
+        return  # the output is in place: the command has succeeded and ends as it would have
     remove_live_temporaries()
     if signum == signal.SIGINT:
         raise KeyboardInterrupt  # the command reports 'error: interrupted' and exits 1
@@ -384,13 +431,19 @@ def signal_cleanup() -> Iterator[None]:
     """A context in which SIGINT, SIGTERM and SIGHUP first remove the
     temporary files being written (:func:`remove_live_temporaries`), then
     act as they would have: SIGINT raises ``KeyboardInterrupt``, SIGTERM and
-    SIGHUP end the process by that signal.  A signal the process ignores
+    SIGHUP end the process by that signal.  Once an atomic output has replaced
+    its target (:func:`write_atomically`) they are ignored: the command has
+    succeeded, and ends with its own status (a signal between the rename and
+    the exit reported ``error: interrupted`` for a written file).  A signal
+    the process ignores
     (``nohup``, a background job's SIGINT) stays ignored; another handler is
     left alone.  Outside the main thread this does nothing.  The handlers
     are restored on exit."""
+    global _DYING, _COMMITTED
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _DYING = _COMMITTED = False  # a new command (the tests run several in one process)
     saved = {}
     for sig in CLEANUP_SIGNALS:
         old = signal.getsignal(sig)
@@ -484,18 +537,39 @@ def remove_stale_temporaries(directory: str, *, now: float | None = None) -> lis
     return removed
 
 
-def write_atomically(path: str, data: Data, *, inputs: Iterable[Identity] = ()) -> None:
+def _commit(tmp: str, real: str, path: str) -> None:
+    """Rename the finished temporary file over the target, unless a signal
+    is ending the process (``OSError`` ``EINTR``), and mark the output
+    committed (:data:`_COMMITTED`): under the lock a signal handler takes to
+    decide (:func:`_start_dying`), with the signals held back on this
+    thread."""
+    global _COMMITTED
+    with _signals_blocked(), _LIVE_LOCK:
+        if _DYING:
+            raise OSError(errno.EINTR, "interrupted", path)
+        os.replace(tmp, real)
+        _LIVE.discard(tmp)
+        _COMMITTED = True
+
+
+def write_atomically(
+    path: str, data: Data, *, inputs: Iterable[Identity] = (), before_commit: Callable[[], None] | None = None
+) -> None:
     """Write ``data`` (bytes, or a callback that writes to a binary file
     object) to the regular file ``path`` through a temporary file
     ``.fetchc-<pid>-<random>.tmp`` in its directory and ``os.replace`` (see
-    the module docstring).  A path that is not a regular file is handed to
-    :func:`write_output`'s in-place writing instead.  Raises ``OSError``
-    (``e.filename`` is ``path``), :class:`OutputRefused` when ``path`` is
-    one of ``inputs``."""
+    the module docstring).  ``before_commit`` is called once every byte is
+    written, before the rename: whatever it raises leaves ``path`` as it
+    was (``fetchc run`` prints its listing there).  After the rename, the
+    signals of :func:`signal_cleanup` no longer end the command.  A path
+    that is not a regular file is handed to :func:`write_output`'s in-place
+    writing instead.  Raises ``OSError`` (``e.filename`` is ``path``),
+    :class:`OutputRefused` when ``path`` is one of ``inputs``, and what
+    ``before_commit`` raises."""
     inputs = list(inputs)
     kind, _ = output_target(path)
     if kind != "file":
-        write_output(path, data, inputs=inputs)
+        write_output(path, data, inputs=inputs, before_commit=before_commit)
         return
     real = os.path.realpath(path)
     directory = os.path.dirname(real) or "."
@@ -515,7 +589,9 @@ def write_atomically(path: str, data: Data, *, inputs: Iterable[Identity] = ()) 
         finally:
             os.close(tfd)
         os.chmod(tmp, mode)
-        os.replace(tmp, real)
+        if before_commit is not None:
+            before_commit()
+        _commit(tmp, real, path)
     except BaseException as e:
         try:
             os.unlink(tmp)
@@ -530,7 +606,13 @@ def write_atomically(path: str, data: Data, *, inputs: Iterable[Identity] = ()) 
 
 
 def write_output(
-    path: str, data: Data, *, inputs: Iterable[Identity] = (), binary: str | None = None, hint: str = ""
+    path: str,
+    data: Data,
+    *,
+    inputs: Iterable[Identity] = (),
+    binary: str | None = None,
+    hint: str = "",
+    before_commit: Callable[[], None] | None = None,
 ) -> None:
     """Write ``data`` (bytes, or a callback writing to a binary file object)
     to ``-o path``: stdout for ``-``, the descriptor itself for
@@ -542,8 +624,13 @@ def write_output(
     :func:`check_output` does): ``path`` is one of ``inputs`` (their
     :func:`input_identity`; a regular file reached through any spelling or
     descriptor), or ``binary`` (a description of binary data, such as
-    ``"seq.bin"``) would go to a terminal.  Raises ``OSError``;
-    ``e.filename`` is ``path`` where the error is about it."""
+    ``"seq.bin"``) would go to a terminal.  ``before_commit`` is called
+    just before the output becomes visible: once every byte is written to
+    the temporary file and before the rename for a regular file, before the
+    first byte for a stream written in place; what it raises leaves the
+    output as it was.  Raises ``OSError``; ``e.filename`` is ``path`` where the error
+    is about it (``stdout is closed`` when there is no stdout, ``>&-``);
+    what ``before_commit`` raises."""
     inputs = list(inputs)
     kind, fd = output_target(path)
     try:
@@ -552,20 +639,24 @@ def write_output(
             fd = _stdout_fd()
             if fd is not None:
                 _refuse_fd(fd, path, inputs, binary, hint)
-                _write_fd(fd, data)
-                return
-            out = getattr(sys.stdout, "buffer", None)
-            if out is None:
-                raise OSError(errno.EBADF, "stdout is not a binary stream")
-            _to_stream(_StreamWriter(fileobj=out), data)
+                _write_fd(fd, data, before_commit)
+            else:
+                if sys.stdout is None:  # closed by the shell (>&-): Python has no stdout at all
+                    raise OSError(errno.EBADF, "stdout is closed")
+                out = getattr(sys.stdout, "buffer", None)
+                if out is None:
+                    raise OSError(errno.EBADF, "stdout is not a binary stream")
+                if before_commit is not None:
+                    before_commit()
+                _to_stream(_StreamWriter(fileobj=out), data)
         elif kind == "fd":
             assert fd is not None
             _refuse_fd(fd, path, inputs, binary, hint)
-            _write_fd(fd, data)
+            _write_fd(fd, data, before_commit)
         elif kind == "special":
-            _write_special(path, data, inputs, binary, hint)
+            _write_special(path, data, inputs, binary, hint, before_commit)
         else:
-            write_atomically(path, data, inputs=inputs)
+            write_atomically(path, data, inputs=inputs, before_commit=before_commit)
     except OutputRefused:
         raise
     except OSError as e:

@@ -32,7 +32,7 @@ from fetchc import npyio, outputs
 from fetchc.seqbin import SeqBin, write
 
 from samples import DECODE, i8_program
-from served import FETCHC
+from served import FETCHC, REAL
 
 HAVE_PROC_FD = os.path.isdir("/proc/self/fd") and os.path.exists("/dev/stdout")
 
@@ -582,3 +582,156 @@ def test_an_empty_output_name_is_refused_as_such(tmp_path):
     assert r.returncode == 1
     assert r.stderr == "error: the output file name is empty: give -o FILE (or -o - for stdout)\n"
     assert os.listdir(tmp_path) == []
+
+
+# --------------------------------------------------------------------------
+# fetchc run's listing, a closed stdout, and the moment of the rename
+# --------------------------------------------------------------------------
+
+CAST = """func.func @k(%a: memref<4x16xbf16>, %o: memref<4x16xf32>) {
+  %s = fetch.fetch %a : memref<4x16xbf16> -> !fetch.stream<main, [4], [16], bf16>
+  %f = fetch.cast %s : !fetch.stream<main, [4], [16], bf16> -> !fetch.stream<main, [4], [16], f32>
+  rngd.commit %f, %o : !fetch.stream<main, [4], [16], f32>, memref<4x16xf32>
+  func.return
+}
+"""
+OLD = b"the old output\n"
+
+
+@pytest.fixture
+def run_files(tmp_path: Path):
+    """A bf16 -> f32 cast kernel, its input (raw bf16 bits) and an existing
+    y.npz; the expected output is the bf16 values widened (exact)."""
+    import ml_dtypes
+
+    a = (np.arange(64, dtype=np.float32).reshape(4, 16) - 20.5).astype(ml_dtypes.bfloat16)
+    (tmp_path / "k.mlir").write_text(CAST)
+    np.save(tmp_path / "a.npy", a.view(np.uint16))
+    (tmp_path / "y.npz").write_bytes(OLD)
+    return tmp_path, a.astype(np.float32)
+
+
+RUN_ARGV = ["run", "k.mlir", "--arg", "a=a.npy", "-o", "y.npz"]
+
+
+def _written(tmp: Path, want: np.ndarray) -> bool:
+    with np.load(tmp / "y.npz") as z:
+        return z.files == ["o"] and np.array_equal(z["o"].view(np.uint32), want.view(np.uint32))
+
+
+def _no_temporaries(tmp: Path) -> bool:
+    return not [n for n in os.listdir(tmp) if n.startswith(".fetchc-")]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_run_listing_that_cannot_be_printed_leaves_the_output(run_files):
+    """``run ... -o y.npz > /dev/full`` printed ``error: No space left on
+    device`` (exit 1) after y.npz had been replaced: the listing is printed
+    before the rename, and a failure to print it leaves y.npz as it was."""
+    tmp, want = run_files
+    with open("/dev/full", "w") as full:
+        r = run(RUN_ARGV, tmp, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1
+    assert r.stderr == (
+        "error: cannot write the list of the tensors written to stdout: No space left on device; 'y.npz' is left as "
+        "it was (-q leaves the list out)\n"
+    )
+    assert (tmp / "y.npz").read_bytes() == OLD and _no_temporaries(tmp)
+    with open("/dev/full", "w") as full:
+        r = run([*RUN_ARGV, "-q"], tmp, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0 and r.stderr == "" and _written(tmp, want)
+
+
+def test_run_listing_into_a_closed_pipe_leaves_the_output(run_files):
+    tmp, _ = run_files
+    rd, wr = os.pipe()
+    os.close(rd)  # nobody will read: every write gets EPIPE
+    try:
+        r = run(RUN_ARGV, tmp, stdout=wr, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(wr)
+    assert r.returncode == 1 and r.stderr.startswith("error: cannot write the list of the tensors written to stdout: ")
+    assert (tmp / "y.npz").read_bytes() == OLD and _no_temporaries(tmp)
+
+
+def _stdout_closed() -> None:
+    os.close(1)
+
+
+def test_run_with_stdout_closed_writes_the_output_without_listing(run_files):
+    """``run ... -o y.npz >&-`` printed ``error: internal error:
+    AttributeError: 'NoneType' object has no attribute 'write'`` (exit 1)
+    after replacing y.npz: with no stdout there is nothing to list on."""
+    tmp, want = run_files
+    r = subprocess.run(REAL + RUN_ARGV, cwd=tmp, preexec_fn=_stdout_closed, stderr=subprocess.PIPE, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert _written(tmp, want) and _no_temporaries(tmp)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["k.mlir", "--emit=mlir", "-o", "-"], ["dis", "p.bin"], ["sim", "p.bin", "--dm", "dm.bin", "-o", "-"]],
+)
+def test_output_to_a_closed_stdout_says_so(sim_files, argv):
+    """``dis p.bin >&-`` said ``stdout is not a binary stream``."""
+    tmp, _ = sim_files
+    r = subprocess.run(REAL + argv, cwd=tmp, preexec_fn=_stdout_closed, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr == "error: cannot write '-': stdout is closed\n", r.stderr
+
+
+AROUND_RENAME = """
+import os, signal, sys, time
+import fetchc.outputs as o
+sig = getattr(signal, os.environ["SIG"])
+if os.environ["WHEN"] == "after":  # the signal lands right after y.npz is renamed into place
+    real = os.replace
+    def replace(src, dst):
+        real(src, dst)
+        if dst.endswith("y.npz"):
+            os.kill(os.getpid(), sig)
+            time.sleep(0.5)  # the handler runs on the main thread meanwhile
+    os.replace = replace
+else:  # while the listing is printed, before the rename
+    real = o.write_now
+    def write_now(stream, text):
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)
+        real(stream, text)
+    o.write_now = write_now
+from fetchc.cli import entry
+sys.argv = ["fetchc"] + sys.argv[1:]
+entry()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_signal_after_the_rename_does_not_fail_the_command(run_files, sig):
+    """A SIGINT between the rename and the exit reported ``error:
+    interrupted`` (exit 1) with y.npz replaced (1 run in 40); SIGTERM ended
+    the process by the signal.  Once the output is in place the command has
+    succeeded: the signal is ignored and the exit status is 0."""
+    import signal as signal_mod
+
+    tmp, want = run_files
+    r = subprocess.run([sys.executable, "-c", AROUND_RENAME, *RUN_ARGV], cwd=tmp, capture_output=True, text=True,
+                       env=dict(os.environ, SIG=sig, WHEN="after"), timeout=120,
+                       preexec_fn=lambda: signal_mod.signal(signal_mod.SIGINT, signal_mod.SIG_DFL))  # fmt: skip
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    assert r.stdout == "y.npz: o (4, 16) float32\n"
+    assert _written(tmp, want) and _no_temporaries(tmp)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_signal_before_the_rename_leaves_the_output(run_files, sig):
+    import signal as signal_mod
+
+    tmp, _ = run_files
+    r = subprocess.run([sys.executable, "-c", AROUND_RENAME, *RUN_ARGV], cwd=tmp, capture_output=True, text=True,
+                       env=dict(os.environ, SIG=sig, WHEN="before"), timeout=120,
+                       preexec_fn=lambda: signal_mod.signal(signal_mod.SIGINT, signal_mod.SIG_DFL))  # fmt: skip
+    if sig == "SIGINT":
+        assert r.returncode == 1 and r.stderr == "error: interrupted\n", (r.returncode, r.stderr)
+    else:
+        assert r.returncode == -signal_mod.SIGTERM, (r.returncode, r.stderr)
+    assert (tmp / "y.npz").read_bytes() == OLD and _no_temporaries(tmp)

@@ -1351,12 +1351,77 @@ def _cache_variant(text: str, rng: random.Random) -> str:
         blocks.append(re.sub(r"^func\.func @(\w+)", lambda m: f"func.func @{m.group(1)}_copy", copy, count=1))
     if rng.random() < 0.3:
         rng.shuffle(blocks)
+    head = out[: out.find("func.func")] if blocks else ""  # alias definitions (tools/fuzz.py _aliased)
     lines = []
-    for line in "".join(blocks).splitlines() if blocks else out.splitlines():
+    for line in (head + "".join(blocks)).splitlines() if blocks else out.splitlines():
         if rng.random() < 0.15:
             lines.append("// " + "x" * rng.randrange(20))
         lines.append(" " * rng.randrange(3) + line)
     return "\n".join(lines) + "\n"
+
+
+def _aliased(text: str, rng: random.Random) -> str:
+    """``text`` with some of its memref and stream types named by ``!tN``
+    aliases defined at the top (the same module; the cache keys must carry
+    the definitions)."""
+    types = sorted(set(re.findall(r"memref<[^<>]*(?:<[^<>]*>[^<>]*)?>|!fetch\.stream<[^<>]*>", text)))
+    chosen = [t for t in types if rng.random() < 0.5][:6]
+    defs = []
+    for i, t in enumerate(chosen):
+        text = text.replace(t, f"!t{i}")
+        defs.append(f"!t{i} = {t}\n")
+    return "".join(defs) + text
+
+
+_ERASURE_CHARS = "0123456789azAZ_$.-#\u00e9@\"%"
+
+
+def _spelling(rng: random.Random) -> str:
+    """A random name spelling: often legal, often not (``1a``, ``-.$``,
+    ``\u00e9``, ``a-b``)."""
+    return "".join(rng.choice(_ERASURE_CHARS) for _ in range(rng.randrange(1, 5)))
+
+
+def _erasure_variant(text: str, rng: random.Random) -> tuple[str, str]:
+    """``(variant, kind)``: ``text`` with one change of what the kernel
+    cache's key erases (an SSA name, a function's name, whitespace between
+    two tokens) or leaves out (an unused, duplicate or misplaced alias, a
+    module wrapper or attributes, something between functions, line
+    breaks).  The cache must give the outcome of an uncached compile of the
+    variant, whatever it is, after compiling ``text``."""
+    kind = rng.choice(["ssa", "func-name", "glue", "split", "comment", "junk-alias", "unused-alias", "dup-alias",
+                       "alias-after", "module", "module-attrs", "between", "cr"])
+    aliases = re.findall(r"(?m)^[#!]\w+ = .*\n", text)
+    if kind == "ssa" and (names := sorted(set(re.findall(r"%([A-Za-z_][\w$.-]*)", text)))):
+        old, new = rng.choice(names), _spelling(rng)
+        return re.sub(rf"%{re.escape(old)}(?![\w$.-])", lambda m: "%" + new, text), kind
+    if kind == "func-name" and (names := re.findall(r"func\.func @(\w+)", text)):
+        return re.sub(rf"@{re.escape(rng.choice(names))}\b", "@" + _spelling(rng), text, count=1), kind
+    if kind in ("glue", "split", "comment"):
+        spots = [m.start() for m in re.finditer(r"(?<=\S) (?=\S)" if kind == "glue" else r"(?<=\S)(?=\S)", text)]
+        if spots:
+            at = rng.choice(spots)
+            if kind == "glue":
+                return text[:at] + text[at + 1 :], kind
+            return text[:at] + (" " if kind == "split" else " // c\n") + text[at:], kind
+    if kind == "junk-alias":
+        return rng.choice(["#junk = 1 2 3 + foo\n", "!u = !nosuch.type<1>\n", "#j = {a = 1}\n"]) + text, kind
+    if kind == "unused-alias":
+        return "!unused = memref<4xf32>\n" + text, kind
+    if kind == "dup-alias" and aliases:
+        return rng.choice(aliases) + text, kind
+    if kind == "alias-after" and aliases:
+        a = rng.choice(aliases)
+        return text.replace(a, "", 1) + a, kind
+    if kind == "module":
+        return "module {\n" + text + "}\n", kind
+    if kind == "module-attrs":
+        body = "".join(line for line in text.splitlines(True) if not re.match(r"[#!]\w+ = ", line))
+        attr = rng.choice(["1", "#nosuch.a"])
+        return "".join(aliases) + "module attributes {x = " + attr + "} {\n" + body + "}\n", kind
+    if kind == "between" and "\n}\n" in text:
+        return text.replace("\n}\n", "\n}\n" + rng.choice(["foo\n", '"test.op"() : () -> ()\n', "!v = f32\n"]), 1), kind
+    return text.replace("\n", "\r"), "cr"
 
 
 def _deep(rng: random.Random) -> str:
@@ -2777,16 +2842,22 @@ class Fuzzer:
 
     def t_cache(self, stats: Stats, deadline: float) -> None:
         """The kernel compile cache against uncached compiles, in this
-        process: generated modules (valid, or with one chain broken), then
-        the same kernels renamed, respaced, duplicated under other names and
-        reordered, each compiled through one long-lived cache and without
-        it; the outcome (bytes, or every diagnostic) must be the same."""
+        process: generated modules (valid, or with one chain broken; some
+        with their types named by aliases), then the same kernels renamed,
+        respaced, duplicated under other names and reordered, then (after a
+        valid one is cached) a variant changing what the key erases or
+        leaves out (:func:`_erasure_variant`), each compiled through one
+        long-lived cache and without it; the outcome (bytes, or every
+        diagnostic) must be the same.  One erasure variant in four also goes
+        through the command, with a disk cache seeded by the original and
+        with ``FETCHC_NO_CACHE=1``: same exit status, stderr and output."""
         from fetchc.api import compile_uncached  # noqa: PLC0415
         from fetchc.compile_cache import KernelCache  # noqa: PLC0415
         from fetchc.diagnostics import DiagnosticError  # noqa: PLC0415
 
         rng, cache = self.rng, KernelCache()
         spec = "fetch-route-sub-decode,fetch-place-dm,fetch-legalize-convert,fetch-split-scaling,fetch-to-seq"
+        disk = tempfile.mkdtemp(prefix="fetchc-fuzz-cache-")
 
         def outcome(fn):
             try:
@@ -2794,31 +2865,66 @@ class Fuzzer:
             except DiagnosticError as e:
                 return "error", [(d.severity, d.message, d.loc) for d in e.diagnostics]
 
-        while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
-            if rng.random() < 0.7:
-                text, kind = gen_module(rng, FUZZ, nfuncs=rng.choice([1, 2, 3])).text, "valid"
-            else:
-                text, kind, _ = mutate_program(rng)
-            for variant, source in (("as generated", text), ("renamed", _cache_variant(text, rng))):
-                stats.inputs += 1
-                stats.mutations[f"{kind}/{variant}"] += 1
-                want = outcome(lambda: compile_uncached(source, "in.mlir", spec)[1])
-                got = outcome(lambda: cache.compile(source, "in.mlir", spec,
-                                                    lambda t: compile_uncached(t, "in.mlir", spec)[:3]))
-                if got == ("ok", None):  # not an input the cache takes: the normal compile answers
-                    stats.notes["not cached"] += 1
-                    got = want
-                elif got[0] == "ok":
-                    got = ("ok", got[1][1])  # (SeqBin, bytes): the bytes
-                stats.runs += 1
-                stats.exits[want[0]] += 1
-                if got != want:
-                    stats.failures["cache/mismatch"] += 1
-                    self.save(stats, "fail", "x.mlir", source.encode(), {"tool": "cache", "mutation": kind,
-                                                                         "variant": variant, "want": str(want)[:2000],
-                                                                         "got": str(got)[:2000]})
-                    print(f"  FAIL [cache] {kind}/{variant}", flush=True)
+        def check(source: str, kind: str, variant: str) -> tuple:
+            stats.inputs += 1
+            stats.mutations[f"{kind}/{variant}"] += 1
+            want = outcome(lambda: compile_uncached(source, "in.mlir", spec)[1])
+            got = outcome(lambda: cache.compile(source, "in.mlir", spec,
+                                                lambda t: compile_uncached(t, "in.mlir", spec)[:3]))
+            if got == ("ok", None):  # not an input the cache takes: the normal compile answers
+                stats.notes["not cached"] += 1
+                got = want
+            elif got[0] == "ok":
+                got = ("ok", got[1][1])  # (SeqBin, bytes): the bytes
+            stats.runs += 1
+            stats.exits[want[0]] += 1
+            if got != want:
+                self._cache_failure(stats, "cache/mismatch", source, kind, variant, want, got)
+            return want
+
+        try:
+            while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
+                if rng.random() < 0.7:
+                    text, kind = gen_module(rng, FUZZ, nfuncs=rng.choice([1, 2, 3])).text, "valid"
+                else:
+                    text, kind, _ = mutate_program(rng)
+                if rng.random() < 0.5:
+                    text = _aliased(text, rng)
+                for variant, source in (("as generated", text), ("renamed", _cache_variant(text, rng))):
+                    if check(source, kind, variant)[0] != "ok":
+                        continue
+                    erased, how = _erasure_variant(source, rng)
+                    check(erased, kind, f"erasure {how}")
+                    if rng.random() < 0.25:
+                        self._cache_cli(stats, disk, source, erased, f"{kind}/erasure {how}")
+        finally:
+            shutil.rmtree(disk, ignore_errors=True)
         stats.notes["hits"], stats.notes["misses"] = cache.hits, cache.misses
+
+    def _cache_cli(self, stats: Stats, disk: str, source: str, erased: str, what: str) -> None:
+        """``fetchc in.mlir -o out.bin`` on ``erased`` with the disk cache
+        ``disk`` (seeded by compiling ``source``) and with the cache off:
+        the same exit status, stderr and output file."""
+        cached_env = {"FETCHC_CACHE_DIR": disk, "FETCHC_NO_CACHE": "0"}
+        argv = ["in.mlir", "-o", "out.bin"]
+        seed = self.worker.run({"argv": argv, "files": {"in.mlir": source.encode()}, "env": cached_env,
+                                "timeout": self.args.timeout})
+        runs = []
+        for env in (cached_env, {"FETCHC_CACHE_DIR": disk, "FETCHC_NO_CACHE": "1"}):
+            res = self.worker.run({"argv": argv, "files": {"in.mlir": erased.encode()}, "env": env,
+                                   "timeout": self.args.timeout})
+            runs.append((res["rc"], res["stderr"], res["files"].get("out.bin"), res["escaped"]))
+        stats.runs += 2
+        stats.notes["cli checks"] += 1
+        if seed["rc"] != 0 or runs[0] != runs[1]:
+            want = f"seed rc {seed['rc']}; --no-cache: {runs[1][:2]}"
+            self._cache_failure(stats, "cache/cli-mismatch", erased, what, "cli", want, str(runs[0][:2]))
+
+    def _cache_failure(self, stats: Stats, key: str, source: str, kind: str, variant: str, want, got) -> None:
+        stats.failures[key] += 1
+        self.save(stats, "fail", "x.mlir", source.encode(), {"tool": "cache", "mutation": kind, "variant": variant,
+                                                             "want": str(want)[:2000], "got": str(got)[:2000]})
+        print(f"  FAIL [{key}] {kind}/{variant}", flush=True)
 
     # -- main --------------------------------------------------------------
 

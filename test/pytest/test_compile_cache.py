@@ -351,7 +351,9 @@ INVALID_VARIANTS = {
     "SSA name 0x": DECODE.replace("%s", "%0x"),
     "float split by a space": DECODE.replace("1.5e-3", "1.5e -3"),
     "float split by a comment": DECODE.replace("1.5e-3", "1.5e//\n-3"),
-    "module attributes": "!t = memref<64x32xf32>\nmodule attributes {x = #nosuch.a} {\n" + DECODE.split("\n", 1)[1] + "}\n",
+    "module attributes": "!t = memref<64x32xf32>\nmodule attributes {x = #nosuch.a} {\n"
+    + DECODE.split("\n", 1)[1]
+    + "}\n",
     "junk between functions": DECODE + "foo\n" + DECODE.replace("@decode", "@decode2").split("\n", 1)[1],
 }
 
@@ -429,7 +431,7 @@ def test_a_declaration_does_not_swallow_the_aliases_after_it():
     cache = KernelCache()
     plain = [fetchc.compile(text(off), filename="m.mlir", cache=False).seq_bin for off in (0, 64)]
     assert plain[0] != plain[1]
-    for off, want in zip((0, 64), plain):
+    for off, want in zip((0, 64), plain, strict=True):
         assert _cached(cache, text(off), "m.mlir") in (want, None)
 
 

@@ -1007,11 +1007,35 @@ def _leave() -> NoReturn:
     os._exit(0)
 
 
+def _stderr_to_devnull_if_closed() -> None:
+    """With descriptor 2 closed (``2>&-``), Python has no ``sys.stderr``:
+    put ``/dev/null`` on descriptor 2, so that diagnostics are discarded
+    (the exit status still says what happened) instead of failing, and no
+    file the command opens later (an output's temporary file) can become
+    descriptor 2 and receive them."""
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+        return  # open but not usable as text: leave it
+    except OSError:
+        pass
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - the process's own stderr
+    except OSError:
+        pass
+
+
 def entry() -> None:
     """The ``fetchc`` console script (and ``python -m fetchc.cli``):
     :func:`main`, then exit with its status.  A failure while reporting a
     failure (out of memory again) ends with one ``error:`` line."""
     sys.unraisablehook = _unraisable
+    _stderr_to_devnull_if_closed()
     # The process ends with the command: no collection when main's
     # gc_paused ends (it would traverse everything the command allocated,
     # 0.23 s after compiling 5000 distinct chains), and none at exit.

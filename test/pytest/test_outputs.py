@@ -735,3 +735,26 @@ def test_signal_before_the_rename_leaves_the_output(run_files, sig):
     else:
         assert r.returncode == -signal_mod.SIGTERM, (r.returncode, r.stderr)
     assert (tmp / "y.npz").read_bytes() == OLD and _no_temporaries(tmp)
+
+
+def test_a_closed_stderr_discards_diagnostics_and_keeps_the_status(tmp_path):
+    """``2>&-``: an error still exits 1 with no output file, a warning-only
+    compile exits 0, and the seq.bin holds no diagnostic text (descriptor 2
+    is /dev/null, never the output's temporary file)."""
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @k( {\n")
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("func.func @k() {\n  func.return\n}\n")  # warns: no kernel
+    cmd = [sys.executable, "-m", "fetchc.cli"]
+
+    def run(*args):
+        return subprocess.run(cmd + [str(a) for a in args], cwd=tmp_path, stdout=subprocess.PIPE,
+                              preexec_fn=lambda: os.close(2), timeout=120)
+
+    assert run(bad, "-o", tmp_path / "bad.bin").returncode == 1
+    assert not (tmp_path / "bad.bin").exists()
+    assert run(empty, "-o", tmp_path / "e.bin").returncode == 0
+    data = (tmp_path / "e.bin").read_bytes()
+    assert data[:4] == b"FSEQ" and b"warning" not in data
+    assert run(empty, "-o", tmp_path / "e2.bin", "--no-cache").returncode == 0
+    assert (tmp_path / "e2.bin").read_bytes() == data

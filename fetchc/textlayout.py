@@ -163,14 +163,18 @@ def _is_alias_ref(t: str) -> bool:
     return t[0] in "#!" and len(t) > 1
 
 
-def _matching(texts: list[str], i: int) -> int | None:
-    """Index of the bracket closing ``texts[i]`` (``(``, ``{`` or ``[``)."""
+def _matching(
+    texts: list[str], i: int, opening: dict[str, str] = _OPEN, closing: frozenset[str] = _CLOSE
+) -> int | None:
+    """Index of the bracket closing ``texts[i]`` (one of ``opening``: ``(``,
+    ``{`` or ``[`` by default), or None when a bracket closes out of order or
+    none does."""
     stack: list[str] = []
     for j in range(i, len(texts)):
         t = texts[j]
-        if t in _OPEN:
-            stack.append(_OPEN[t])
-        elif t in _CLOSE:
+        if t in opening:
+            stack.append(opening[t])
+        elif t in closing:
             if not stack or stack.pop() != t:
                 return None
             if not stack:
@@ -233,20 +237,10 @@ def _alias_end(texts: list[str], i: int) -> int | None:
         return None
     j += 1
     if j < len(texts) and texts[j] == "<":
-        stack: list[str] = []
-        while j < len(texts):
-            t = texts[j]
-            if t in _ALIAS_OPEN:
-                stack.append(_ALIAS_OPEN[t])
-            elif t in _ALIAS_CLOSE:
-                if not stack or stack.pop() != t:
-                    return None
-                if not stack:
-                    break
-            j += 1
-        else:
+        close = _matching(texts, j, _ALIAS_OPEN, _ALIAS_CLOSE)
+        if close is None:
             return None
-        j += 1
+        j = close + 1
     if j < len(texts) and not (texts[j] in ("func.func", "module", "builtin.module", "}") or _is_alias_def(texts, j)):
         return None
     return j

@@ -25,7 +25,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from fetchc.diagnostics import Diagnostic, DiagnosticError, PassError
-from fetchc.frontend.context import all_passes, fetchc_passes
+from fetchc.frontend.context import all_passes, closest_name, fetchc_passes
 from fetchc.frontend.locations import location_of, op_error, op_location
 from fetchc.frontend.verify import verify_module
 from fetchc.frontend.xdsl_compat import release_erased
@@ -101,17 +101,16 @@ def _one_line(message: str) -> str:
 
 
 def _did_you_mean(text: str) -> str:
-    """`` (did you mean 'X'?)`` for each unknown pass name in xDSL's
-    ``Unrecognized passes: ['a', ...]`` with a close registered name."""
-    import difflib
-
+    """``; did you mean 'X' for 'a'?`` for each unknown pass name in xDSL's
+    ``Unrecognized passes: ['a', ...]`` with a close registered name
+    (:func:`~fetchc.frontend.context.closest_name`); empty when none is."""
     m = re.search(r"Unrecognized passes: \[([^\]]*)\]", text)
     names = re.findall(r"'([^']*)'", m.group(1)) if m else []
     hints = []
     for name in names:
-        close = difflib.get_close_matches(name, list(all_passes()), n=1, cutoff=0.75)
+        close = closest_name(name, all_passes())
         if close:
-            hints.append(f"did you mean '{close[0]}' for '{name}'?")
+            hints.append(f"did you mean '{close}' for '{name}'?")
     return f"; {'; '.join(hints)}" if hints else ""
 
 

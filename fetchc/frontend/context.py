@@ -7,7 +7,7 @@ names (fetchc's and xDSL's built-in ones) to pass classes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
@@ -111,10 +111,8 @@ def closest_op_name(ctx: Context, name: str) -> str | None:
     """The registered op name closest to the unknown ``name`` (a typo such as
     ``fetch.cnvert`` → ``fetch.convert``), for a "did you mean" hint: among
     the ops of ``name``'s dialect when that dialect is registered, else of
-    :data:`SUGGESTED_DIALECTS`.  None when nothing is close (difflib's
-    ratio below 0.75)."""
-    import difflib
-
+    :data:`SUGGESTED_DIALECTS`.  None when nothing is close
+    (:func:`closest_name`)."""
     dialect = name.partition(".")[0]
     known = set(ctx.registered_dialect_names)
     pool = [dialect] if dialect in known else [d for d in SUGGESTED_DIALECTS if d in known]
@@ -124,5 +122,14 @@ def closest_op_name(ctx: Context, name: str) -> str | None:
             names.extend(op.name for op in ctx.get_dialect(d).operations)
         except Exception:  # noqa: BLE001 - a dialect that fails to load offers no suggestion
             continue
-    found = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return closest_name(name, names)
+
+
+def closest_name(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` closest to the unknown ``name``, for a "did you
+    mean" hint (op and pass names), or None when none is close (difflib's
+    ratio below 0.75)."""
+    import difflib
+
+    found = difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)
     return found[0] if found else None

@@ -120,6 +120,14 @@ def test_run_takes_inputs_by_rngd_name():
     assert np.array_equal(out["out"].view(np.uint32), want.view(np.uint32))
 
 
+def _the_error(text: str):
+    """The one diagnostic compiling ``text`` (as ``n.mlir``) raises."""
+    with pytest.raises(DiagnosticError) as e:
+        fetchc.compile(text, filename="n.mlir")
+    (d,) = e.value.diagnostics
+    return d
+
+
 @pytest.mark.parametrize(
     "args, line_col, message, note",
     [
@@ -144,9 +152,7 @@ def test_name_errors_are_located_at_the_argument(args, line_col, message, note):
         "  rngd.commit %s, %b : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>\n"
         "  func.return\n}\n"
     )
-    with pytest.raises(DiagnosticError) as e:
-        fetchc.compile(text, filename="n.mlir")
-    (d,) = e.value.diagnostics
+    d = _the_error(text)
     assert (d.loc, d.message) == (("n.mlir", *line_col), f"'func.func' op {message}"), render_all([d], {"n.mlir": text})
     assert [n.loc for n in d.notes] == ([("n.mlir", *note)] if note else [])
 
@@ -169,9 +175,7 @@ def test_ssa_names_equal_but_for_a_digit_suffix_are_explained():
         "  rngd.commit %s, %w_2 : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>\n"
         "  func.return\n}\n"
     )
-    with pytest.raises(DiagnosticError) as e:
-        fetchc.compile(text, filename="n.mlir")
-    (d,) = e.value.diagnostics
+    d = _the_error(text)
     assert d.loc == ("n.mlir", 1, 40)
     assert d.message == (
         "'func.func' op argument 1 (%w_<digits>) is named \"w\" by its SSA name (a \"_<digits>\" suffix is not part "

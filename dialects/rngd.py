@@ -3,7 +3,8 @@
 Types: ``!rngd.trf<e>`` (data staged in the tensor register file),
 ``!rngd.vrf<e>`` (vector register file).
 
-Ops: ``rngd.switch`` and ``rngd.collect`` (pass-through), ``rngd.commit``
+Ops: ``rngd.switch`` (pass-through) and ``rngd.collect`` (its input type or
+the flit form, hardware.md §2.5), ``rngd.commit``
 (stream → DM), ``rngd.to_trf``, ``rngd.to_vrf``, ``rngd.transpose``,
 ``rngd.contract_outer`` (the Contraction Engine), and the two Vector Engine
 ops that ``fetch-split-scaling`` introduces, and ``rngd.scratch`` (a DM
@@ -24,7 +25,9 @@ buffer of the compiler's own):
 
 Rule 3 of ir.md §3 (``i5``/``i9`` only reach ``rngd.contract_outer``, through
 ``rngd.switch``/``rngd.collect``) is checked here, at the consumer, with a
-note at the producing ``fetch.zp_sub``.  Spec: ir.md §2-3, hardware.md §2.3, §4.
+note at the producing ``fetch.zp_sub``; rule 10 (the Contraction Engine's
+operand types, hardware.md §2.6) at ``rngd.contract_outer``.  Spec: ir.md
+§2-3, hardware.md §2.3-2.6, §4.
 """
 
 from __future__ import annotations
@@ -155,6 +158,12 @@ class SwitchOp(_StreamPassOp):
         )
 
 
+def _a(name: str) -> str:
+    """The indefinite article before a type name as it is read aloud (``an
+    i9``, ``an f32``, ``a bf16``)."""
+    return "an" if name[:1] in tuple("aefhilmnorsx") else "a"
+
+
 def _bytes_text(bits: int) -> str:
     return str(bits // 8) if bits % 8 == 0 else f"{bits / 8:g}"
 
@@ -162,9 +171,60 @@ def _bytes_text(bits: int) -> str:
 @irdl_op_definition
 class CollectOp(_StreamPassOp):
     """``rngd.collect``: the Collect Engine; packs the stream into 32-byte
-    flits, values unchanged.  May carry ``i5``/``i9``."""
+    flits, values and their order unchanged.  May carry ``i5``/``i9``.
+
+    Its result type is its input type, or the **flit form**
+    (:meth:`flit_type`, hardware.md §2.5) when a packet is a whole number
+    ``F > 1`` of 32-byte flits: time gains ``F`` as its new innermost dim
+    and the packet becomes one flit of elements (``[60], [3840] f8E4M3FN``
+    → ``[60, 120], [32]``).  Anything else is an error that shows the legal
+    result types (or the one, and why the flit form needs padding)."""
 
     name = "rngd.collect"
+
+    @staticmethod
+    def flit_type(input: StreamType) -> StreamType | None:
+        """The flit form of a stream of type ``input`` (same context and
+        element type; :func:`fetchc.target.flit_form`), or ``None`` when it
+        has none (:meth:`no_flit_form`)."""
+        elem = input.elem
+        shapes = target.flit_form(input.time, input.packet, elem) if elem is not None else None
+        return None if shapes is None else input.with_shape(*shapes)
+
+    @staticmethod
+    def no_flit_form(input: StreamType) -> str:
+        """Why a stream of type ``input`` has no flit form (a sentence for
+        diagnostics; :func:`fetchc.target.flit_form_problem`)."""
+        elem = input.elem
+        why = target.flit_form_problem(input.packet, elem) if elem is not None else None
+        return why or f"{target.type_name(input.element_type)} is not a hardware element type"
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+
+        def form() -> None:
+            if dst == src:
+                return
+            flit = self.flit_type(src)
+            if flit is None:
+                raise OpError(
+                    f"its result type {dst.spelled()} must be its input type {src.spelled()}, the Collect Engine's "
+                    f"only form here: {self.no_flit_form(src)} (hardware.md §2.5)"
+                )
+            if dst == flit:
+                return
+            elem = src.elem
+            assert elem is not None  # it has a flit form
+            nbytes = src.numel_packet * target.flit_bits(elem) // 8
+            raise OpError(
+                f"its result type {dst.spelled()} is neither of the Collect Engine's two forms for its input "
+                f"(hardware.md §2.5): the input type {src.spelled()} (packets kept whole) or the flit form "
+                f"{flit.spelled()} (each {nbytes}-byte packet split into {flit.time[-1]} flits of "
+                f"{flit.packet[0]} {elem.name} elements, the flit count a new innermost time dim)"
+            )
+
+        run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), form])
 
 
 @irdl_op_definition
@@ -274,9 +334,14 @@ class ToVrfOp(_ToRegFile):
 @irdl_op_definition
 class ContractOuterOp(IRDLOperation):
     """``rngd.contract_outer %s, %trf``: the Contraction Engine; pairs a
-    stream with TRF-staged weights and produces an accumulator stream of
-    ``i32`` (integer inputs, including ``i5``/``i9``) or ``f32`` (float
-    inputs) in the same context."""
+    stream with TRF-staged weights and produces an accumulator stream in the
+    same context.
+
+    Rule 10 (ir.md §3, hardware.md §2.6): the stream and TRF element types
+    are a pair of :data:`fetchc.target.CONTRACTION_OPERANDS` (``i4``/``i5``
+    with ``i4``/``i5`` and ``i8``/``i9`` with ``i8``/``i9`` into ``i32``;
+    ``f8E4M3FN``, ``f8E5M2`` and ``bf16`` each with itself into ``f32``), and
+    the accumulator's element type is that row's."""
 
     name = "rngd.contract_outer"
     input = operand_def(StreamType)
@@ -289,9 +354,14 @@ class ContractOuterOp(IRDLOperation):
 
     @staticmethod
     def accumulator_element(elem: target.ElementType | None) -> target.ElementType:
-        """The accumulator element type for an input stream of ``elem``:
-        ``f32`` for float inputs (and types the hardware lacks), ``i32`` for
-        integer ones, including ``i5``/``i9``."""
+        """The accumulator element type for an input stream of ``elem``: the
+        operand table's (:func:`fetchc.target.contraction_operands`); for a
+        stream the Contraction Engine cannot take (which rule 10 rejects),
+        ``f32`` for float types and types the hardware lacks, ``i32`` for
+        integer ones."""
+        row = target.contraction_operands(elem)
+        if row is not None:
+            return row.accumulator
         return target.F32 if (elem is None or elem.is_float) else target.I32
 
     @classmethod
@@ -301,20 +371,32 @@ class ContractOuterOp(IRDLOperation):
         return input.with_element(target.mlir_type(cls.accumulator_element(input.elem)))
 
     def verify_(self) -> None:
-        src, dst = self.input.type, self.result.type
-        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+        src, dst, trf = self.input.type, self.result.type, self.weights.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType) and isinstance(trf, TrfType)
 
-        def acc() -> None:
-            want = self.accumulator_element(src.elem)
-            if dst.elem != want:
-                raise OpError(
-                    f"accumulates {target.type_name(src.element_type)} into {want.name}, "
-                    f"not {target.type_name(dst.element_type)}"
-                )
+        def context() -> None:
             if dst.ctx != src.ctx:
                 raise OpError("the accumulator stream stays in its input's context")
 
-        run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), acc])
+        def operands() -> None:  # rule 10
+            s = target.type_name(src.element_type)
+            row = target.contraction_operands(src.elem)
+            if row is None:
+                raise OpError(
+                    f"cannot contract {_a(s)} {s} stream: the Contraction Engine takes streams of "
+                    f"{target.contractable_text()} (hardware.md §2.6)"
+                )
+            w = target.element_type(trf.element_type)
+            if w not in row.trf:
+                legal = " or ".join(t.name for t in row.trf)
+                raise OpError(
+                    f"contracts {_a(s)} {s} stream with a TRF of {target.type_name(trf.element_type)}, a pair the "
+                    f"Contraction Engine does not have: {_a(s)} {s} stream takes a TRF of {legal} (hardware.md §2.6)"
+                )
+            if dst.elem != row.accumulator:
+                raise OpError(f"accumulates {s} into {row.accumulator.name}, not {target.type_name(dst.element_type)}")
+
+        run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), context, operands])
 
 
 @irdl_op_definition

@@ -196,9 +196,14 @@ def run(
     reads) is accepted and unused, with a
     :class:`~fetchc.diagnostics.DiagnosticWarning`; so is every
     ``rngd.transpose`` a committed tensor went through (computed as a
-    row-major reshape).
+    row-major reshape), and every committed tensor whose value depends on
+    ``rngd.contract_outer`` (ir.md §5, hardware.md §2.6: its arithmetic is
+    outside the golden model), which is left out of the result: the
+    warning's ``.diagnostic`` is located at its ``rngd.commit`` and names
+    it and the programs to run with ``fetchc sim``.  When every committed
+    tensor depends on a contraction the result is empty (no error).
 
-    Returns ``{tensor name: array}`` for every committed tensor, in its
+    Returns ``{tensor name: array}`` for every committed tensor computed, in its
     memref shape: ``f32``, ``i32``, ``i8``, ``i16`` as themselves, ``bf16``
     and the 8-bit floats as ``ml_dtypes`` arrays (``ml_dtypes.bfloat16``,
     ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu``; the same bits as
@@ -210,8 +215,7 @@ def run(
     is not a number), :class:`fetchc.golden.run.RunError` (no kernel,
     unknown ``entry``, several kernels and no ``entry``),
     :class:`DiagnosticError` (compile errors, and a committed tensor that
-    depends on an op without specified arithmetic, such as
-    ``rngd.contract_outer``), all ``ValueError`` or ``Exception`` subclasses
+    depends on an op fetchc has no semantics for), all ``ValueError`` or ``Exception`` subclasses
     with one-sentence messages; ``TypeError`` for an ``entry`` that is not a
     function name or ``inputs`` that is not a mapping."""
     if entry is not None and not isinstance(entry, str):

@@ -40,7 +40,8 @@ the ops' own helpers: ``lookup()`` takes the one table keyed by the input
 type (``f4E2M1FN`` has two, so it needs ``to=``), ``cast()`` the one cast
 from the input type, ``zp_sub(zp)`` the widened type, ``dequant`` gives
 ``f32`` and infers the format from the block-scale type, ``contract_outer``
-the accumulator type.  When there is nothing or more than one thing to
+the accumulator type of the operand table (hardware.md §2.6),
+``collect(flits=True)`` the flit form (hardware.md §2.5).  When there is nothing or more than one thing to
 infer, the call raises a :class:`~fetchc.diagnostics.DiagnosticError`
 that says what to pass.
 
@@ -986,10 +987,26 @@ class Stream:
         where = self._where(loc)
         return self._stream(lambda: SwitchOp(self.value), where)
 
-    def collect(self, *, loc: LocLike = None) -> Stream:
-        """``rngd.collect``: the Collect Engine, stream unchanged."""
+    def collect(self, *, flits: bool = False, loc: LocLike = None) -> Stream:
+        """``rngd.collect``: the Collect Engine (hardware.md §2.5), the same
+        bytes in the same order.  By default the result keeps the input type;
+        ``flits=True`` gives the flit form, where a packet is a whole number
+        ``F > 1`` of 32-byte flits: time gains ``F`` as its innermost dim and
+        the packet becomes one flit of elements (``[60], [3840] f8E4M3FN`` →
+        ``[60, 120], [32]``).  Raises :class:`DiagnosticError` for
+        ``flits=True`` on a stream without a flit form (a packet of exactly
+        one flit, under one, or not a whole number of flits: the flit form
+        would need padding), saying which."""
         where = self._where(loc)
-        return self._stream(lambda: CollectOp(self.value), where)
+        result = CollectOp.flit_type(self.type) if flits else self.type
+        if result is None:
+            raise _infer_error(
+                CollectOp.name,
+                f"has no flit form for {self.type.spelled()}: {CollectOp.no_flit_form(self.type)} "
+                "(hardware.md §2.5); keep the input type (collect() without flits=True)",
+                where,
+            )
+        return self._stream(lambda: CollectOp(self.value, result), where)
 
     def transpose(self, time: int | Sequence[int], packet: int | Sequence[int], *, loc: LocLike = None) -> Stream:
         """``rngd.transpose`` to a stream of ``time`` x ``packet`` elements
@@ -1026,8 +1043,12 @@ class Stream:
 
     def contract_outer(self, weights: SSAValue, *, loc: LocLike = None) -> Stream:
         """``rngd.contract_outer`` with the TRF-staged ``weights``: the
-        accumulator stream, ``i32`` for integer inputs (``i5``/``i9``
-        included) and ``f32`` for float ones, same context and shape."""
+        accumulator stream, same context and shape, its element type the
+        operand table's (hardware.md §2.6, :data:`fetchc.target.CONTRACTION_OPERANDS`:
+        ``i32`` for ``i4``/``i5`` and ``i8``/``i9`` streams, ``f32`` for
+        ``f8E4M3FN``, ``f8E5M2`` and ``bf16``).  Raises the verifier's
+        :class:`DiagnosticError` for a stream the Contraction Engine cannot
+        take or a TRF type that does not pair with it (rule 10)."""
         where = self._where(loc)
         st = ContractOuterOp.result_type(self.type)
         return self._stream(lambda: ContractOuterOp(self.value, weights, st), where)

@@ -830,11 +830,14 @@ def main_run(argv: list[str]) -> int:
     """``fetchc run kernel.mlir [--entry FUNC] --arg NAME=FILE.npy|VALUE ...
     -o out.npz`` (ir.md §5; :mod:`fetchc.golden.run`).  On success it lists
     each tensor written (:func:`_list_written`) unless ``-q``; a value given
-    for an argument that is no input, and a transpose it can only
-    approximate, are located warnings.  Returns the exit
+    for an argument that is no input, a transpose it can only approximate,
+    and each committed tensor left out because it depends on
+    ``rngd.contract_outer`` are located warnings (when every committed
+    tensor is left out, the ``.npz`` holds no array and a last warning says
+    so).  Returns the exit
     status: 0 on success, 2 on a usage error, 1 on any other error (an
     unreadable input, a compile error, a bad input name or array, an op
-    whose arithmetic fetchc does not specify feeding a commit, an unwritable
+    fetchc has no semantics for feeding a commit, an unwritable
     output), printed as a located diagnostic or ``error: ...`` on stderr,
     never a traceback.  On error no output file is created or overwritten."""
     parser = _run_parser()
@@ -883,8 +886,9 @@ def main_run(argv: list[str]) -> int:
         inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
         if _refused(args.output, inputs, ".npz data"):
             return 1
+        left_out: list[str] = []
         with _warnings_rendered(sources):
-            outputs = run_seqbin(result.seq_bin, result.module, args.entry, values)
+            outputs = run_seqbin(result.seq_bin, result.module, args.entry, values, left_out=left_out)
     except (InputError, RunError) as e:
         return _error(f"{e}")
     except SimError as e:
@@ -892,7 +896,12 @@ def main_run(argv: list[str]) -> int:
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
-    if not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
+    if not outputs and left_out:  # every committed tensor depends on a contraction (warned about above)
+        _warn(
+            f"fetchc run computed none of the kernel's committed tensors (each depends on rngd.contract_outer, "
+            f"see above): {args.output} holds no array"
+        )
+    elif not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
         _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
     kernel = _chosen_kernel(result.seqbin, args.entry)
     listing = None if args.quiet else (lambda: _list_written(args.output, outputs, kernel))

@@ -156,11 +156,19 @@ class DiagnosticError(Exception):
 class DiagnosticWarning(UserWarning):
     """A warning about an input that is still processed (``warnings.warn``
     category of ``fetchc.run``: an argument no program reads, a value fetchc
-    can only approximate); ``.diagnostic`` holds it as a ``warning``
+    can only approximate, a committed tensor it leaves out because it depends
+    on ``rngd.contract_outer``); ``.diagnostic`` holds it as a ``warning``
     diagnostic, located where it can be, which the command line renders
-    like its other diagnostics.  ``str()`` is its header line."""
+    like its other diagnostics.  ``str()`` is its header line.  Made from
+    that text alone (as tools that copy a warning between processes do,
+    ``pytest-xdist`` among them), it holds an unlocated ``warning`` with
+    that message."""
 
-    def __init__(self, diagnostic: Diagnostic):
+    def __init__(self, diagnostic: Diagnostic | str):
+        if isinstance(diagnostic, str):  # the text of str(), kept as it is
+            self.diagnostic = Diagnostic("warning", diagnostic)
+            super().__init__(diagnostic)
+            return
         self.diagnostic = diagnostic
         super().__init__("\n".join(header(d) for d in flatten([diagnostic])))
 

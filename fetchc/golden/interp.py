@@ -50,7 +50,8 @@ Op semantics
   ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
   ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes'
   ``fetch.fetch`` reads (one scale per block along the memref's last axis).
-* ``rngd.switch``, ``rngd.collect``, ``rngd.to_trf``, ``rngd.to_vrf``,
+* ``rngd.switch``, ``rngd.collect`` (its flit form a row-major reshape),
+  ``rngd.to_trf``, ``rngd.to_vrf``,
   ``rngd.transpose``, ``rngd.commit``, ``rngd.block_scale``,
   ``rngd.tensor_scale``: as :mod:`fetchc.golden.rngd_ops` defines them (the
   one definition ``fetchc run`` uses too); ``rngd.commit`` writes into the
@@ -430,7 +431,9 @@ class FetchcFunctions(InterpreterFunctions):
 
     @impl(CollectOp)
     def run_collect(self, interpreter: Interpreter, op: CollectOp, args: tuple[Any, ...]):
-        return (args[0],)
+        st = op.result.type
+        assert isinstance(st, StreamType)
+        return (_stream(rngd_ops.collect(args[0], st), st, op.name),)
 
     @impl(TransposeOp)
     def run_transpose(self, interpreter: Interpreter, op: TransposeOp, args: tuple[Any, ...]):

@@ -9,9 +9,11 @@ Spec: ir.md §2 (the ``rngd`` dialect), hardware.md §2.2a and §4.
 op                        meaning (values in canonical dtypes, ``float32`` for f32)
 ========================  ====================================================
 ``rngd.switch``,          identity (:data:`PASS_THROUGH`); ``to_trf`` /
-``rngd.collect``,         ``to_vrf``: the register file holds the stream
-``rngd.to_trf``,
+``rngd.to_trf``,          ``to_vrf``: the register file holds the stream
 ``rngd.to_vrf``
+``rngd.collect``          the same elements in the same order, in the result
+                          stream's shape (:func:`collect`): its input type,
+                          or the flit form (hardware.md §2.5)
 ``rngd.transpose``        a row-major **reshape** to the result stream's shape
                           (:func:`transpose`): the IR does not say which
                           permutation the Transpose Engine applies
@@ -36,13 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from fetchc.dialects.rngd import CollectOp, SwitchOp, ToTrfOp, ToVrfOp
+from fetchc.dialects.rngd import SwitchOp, ToTrfOp, ToVrfOp
 from fetchc.dialects.stream import StreamType
 from fetchc.target import F8E8M0FNU, element_type, numerics
 
 __all__ = [
     "PASS_THROUGH",
     "block_scale",
+    "collect",
     "committed",
     "scale_factors",
     "tensor_factor",
@@ -50,8 +53,19 @@ __all__ = [
     "transpose",
 ]
 
-PASS_THROUGH = (SwitchOp, CollectOp, ToTrfOp, ToVrfOp)
-"""The ops whose result is their input's value."""
+PASS_THROUGH = (SwitchOp, ToTrfOp, ToVrfOp)
+"""The ops whose result is their input's value (``rngd.collect`` may
+reshape it: :func:`collect`)."""
+
+
+def collect(values: np.ndarray, result: StreamType, lead: tuple[int, ...] = ()) -> np.ndarray:
+    """``rngd.collect``: ``values`` (``lead`` + the input stream's shape) in
+    ``lead`` + ``result``'s time then packet dims.  The Collect Engine moves
+    no element (hardware.md §2.5): its flit form splits each packet, flattened
+    row-major, into flits that become the innermost time dim, which is a
+    row-major reshape; with its input type it is the identity.  Returns a
+    C-contiguous array (a view when ``values`` is one)."""
+    return np.ascontiguousarray(values).reshape(tuple(lead) + tuple(result.time) + tuple(result.packet))
 
 
 def transpose(values: np.ndarray, result: StreamType, lead: tuple[int, ...] = ()) -> np.ndarray:

@@ -35,8 +35,10 @@ What :func:`run_seqbin` does
                             runs the PROGRAMS record from the bytes on the DM
                             image **as it is at that point**; the result is
                             reshaped to the MANIFEST's time then packet dims
-   ``rngd.switch``,         pass-through (the values are unchanged)
-   ``rngd.collect``
+   ``rngd.switch``          pass-through (the values are unchanged)
+   ``rngd.collect``         the same elements in the same order, in the result
+                            stream's shape (its input type, or the flit form
+                            of hardware.md §2.5: a row-major reshape)
    ``rngd.to_trf``,         pass-through: the register file holds the stream
    ``rngd.to_vrf``
    ``rngd.transpose``       a **row-major reshape** of the elements to the result
@@ -55,18 +57,24 @@ What :func:`run_seqbin` does
                             logical shape); the result is returned under the
                             tensor's name, and written into the DM image too
                             when a later program reads any of its bytes
-   ``rngd.contract_outer``  no specified arithmetic: its result, and anything
-                            computed from it, cannot be committed (a located
-                            error naming the op and the programs to run with
-                            ``fetchc sim`` instead)
+   ``rngd.contract_outer``  outside the golden model (hardware.md §2.6): a
+                            tensor committed from its result, or from anything
+                            computed from it, is left out of the results with
+                            a DiagnosticWarning at the commit naming the tensor
+                            and the programs to run with ``fetchc sim`` (a
+                            note at the contraction); its DM bytes become
+                            unknown, so a later program that reads them, and
+                            every tensor committed from that, is left out too
    ``arith.constant``       an ``f32`` constant is a scalar operand
    ``func.return``          ignored (returned register files are not outputs)
    ======================== ==================================================
 
-   Any other op gets no value: committing something computed from it is the
-   same located error; an unknown op with a memref operand (it might write
+   Any other op gets no value: committing something computed from it is a
+   located error naming the op and the programs to run with ``fetchc sim``
+   instead; an unknown op with a memref operand (it might write
    memory) or with ``rngd``/``fetch_seq`` ops in its regions is an error.
-7. **Return** every committed tensor (not scratch ones) by name, in its
+7. **Return** every committed tensor (not scratch ones, not those left out
+   in step 6) by name, in its
    memref shape, in the ``fetchc sim`` encoding (ir.md §5): ``f32``,
    ``i32``, ``i8``, ``i16`` as themselves, ``bf16`` and the 8-bit floats as
    raw bits in ``uint16`` / ``uint8``, 4-bit types as their codes in
@@ -104,6 +112,7 @@ from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
+    CollectOp,
     CommitOp,
     ContractOuterOp,
     TensorScaleOp,
@@ -393,11 +402,19 @@ class _Stream:
 
 @dataclass(frozen=True)
 class _NoValue:
-    """A value ``run`` cannot compute: ``op`` has no specified semantics."""
+    """A value ``run`` cannot compute: ``op`` has no specified semantics
+    (``why``); ``programs``: the programs whose streams it depends on;
+    ``via``: the tensors it was read back from, each ``(tensor, program)``
+    (a commit of such a value leaves DM bytes ``run`` cannot compute, and
+    a later program reading them depends on ``op`` too)."""
 
     op: Operation
     why: str
     programs: tuple[str, ...]
+    via: tuple[tuple[str, str], ...] = ()
+
+
+_CONTRACTION_WHY = "the Contraction Engine's arithmetic (accumulation order, rounding) is outside the golden model"
 
 
 class _Runner:
@@ -510,6 +527,8 @@ class _Runner:
         reads_after = self._reads_after()
         outputs: dict[str, np.ndarray] = {}
         self.pending: list[_Stream] = []
+        self.unknown_bytes: list[tuple[int, int, str, _NoValue]] = []
+        self.left_out: list[str] = []
         self.image = image
         for pos, op in enumerate(self.body):
             self.step(op, env, image, outputs, reads_after[pos + 1])
@@ -570,11 +589,11 @@ class _Runner:
             x.steps.append((rngd_ops.tensor_factor(g), None))
             x.ops.append(op.name)
             env[op.result] = x
+        elif isinstance(op, CollectOp):
+            env[op.result] = self.collect(op, env.pop(op.input))
         elif isinstance(op, ContractOuterOp):
             progs = tuple(p for v in operands if isinstance(v, _Stream) for p in v.programs)
-            env[op.result] = _NoValue(
-                op, "the Contraction Engine's arithmetic (accumulation order, rounding) is not specified", progs
-            )
+            env[op.result] = _NoValue(op, _CONTRACTION_WHY, progs)
             for v in op.operands:
                 env.pop(v, None)
         elif isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
@@ -605,12 +624,19 @@ class _Runner:
 
     # ---- ops ----------------------------------------------------------------
 
-    def program(self, op: ProgramOp, image: np.ndarray) -> _Stream:
+    def program(self, op: ProgramOp, image: np.ndarray) -> _Stream | _NoValue:
         """A program's stream, run later (:meth:`force`): when its values are
         needed, or before a commit writes DM bytes it reads, so it always
-        sees the DM image as it is at its place in the kernel."""
+        sees the DM image as it is at its place in the kernel.  A program
+        that reads bytes of a tensor committed from a value ``run`` cannot
+        compute (:attr:`unknown_bytes`) gives such a value too."""
         index = self.program_ops[op]
         rec = self.sb.programs[index]
+        lo, hi = _program_bytes(rec)
+        for a, b, name, nv in self.unknown_bytes:
+            if a < hi and lo < b:
+                key = self.keys[index]
+                return _NoValue(nv.op, nv.why, nv.programs + (key,), nv.via + ((name, key),))
         bounds = output_magnitudes(rec, self.sb.tables) if rec.out_dtype == F32 else None
         v = _Stream(None, (self.slices, *self.kp[index].shape), (self.keys[index],), pending=index, bounds=bounds)
         self.pending.append(v)
@@ -634,6 +660,17 @@ class _Runner:
         )  # fmt: skip
         v.arr, v.pending = arr.reshape(v.shape), None
         self.pending.remove(v)
+
+    def collect(self, op: CollectOp, v: _Stream) -> _Stream:
+        """``rngd.collect``: the stream's elements in the result's shape (its
+        input type or the flit form; :func:`fetchc.golden.rngd_ops.collect`),
+        pending multiplies kept (they apply in element order)."""
+        st = op.result.type
+        assert isinstance(st, StreamType)
+        v.shape = (self.slices, *st.time, *st.packet)
+        if v.arr is not None:
+            v.arr = rngd_ops.collect(v.arr, st, (self.slices,))
+        return v
 
     def materialise(self, v: Any) -> _Stream:
         """The stream's values: its program run and its pending Vector
@@ -671,6 +708,10 @@ class _Runner:
         later_reads: list[tuple[int, int]],
     ) -> None:  # fmt: skip
         t = self.tensor_of(op.dest, op)
+        if isinstance(v, _NoValue) and isinstance(v.op, ContractOuterOp):
+            self.leave_out(op, t, v)
+            outputs.pop(t.name, None)  # an earlier commit's values are overwritten
+            return
         if isinstance(v, _NoValue):
             progs = sorted(set(v.programs), key=self.keys.index)
             cmd = ", ".join(repr(p) for p in progs)
@@ -693,6 +734,10 @@ class _Runner:
         arr = rngd_ops.committed(s.arr, tuple(t.shape), (self.slices,))
         if not t.scratch:
             outputs[t.name] = self.assemble(op, t, arr)
+        # Its bytes are known again (those of a tensor aliasing it stay unknown: its layout may leave gaps).
+        self.unknown_bytes = [u for u in self.unknown_bytes if u[2] != t.name]
+        if t.name in self.left_out:
+            self.left_out.remove(t.name)
         spec = tensor_spec(t)
         blo, bhi = spec.byte_range()
         lo, hi = t.dm_base + blo, t.dm_base + bhi
@@ -702,6 +747,32 @@ class _Runner:
                 if a < hi and lo < b:
                     self.force(p)
             place_slices(image, spec, arr)
+
+    def leave_out(self, op: CommitOp, t: ManifestTensor, v: _NoValue) -> None:
+        """A commit of a value that depends on ``rngd.contract_outer``
+        (ir.md §5, hardware.md §2.6): the tensor is left out of the results,
+        with a :class:`~fetchc.diagnostics.DiagnosticWarning` at the commit
+        naming it and the programs to run with ``fetchc sim`` (a note at the
+        contraction); the DM bytes it would write become unknown, so a later
+        program reading them depends on the contraction too
+        (:meth:`program`).  Listed in :attr:`left_out`."""
+        import warnings
+
+        spec = tensor_spec(t)
+        blo, bhi = spec.byte_range()
+        self.unknown_bytes.append((t.dm_base + blo, t.dm_base + bhi, t.name, v))
+        if t.scratch:
+            return
+        self.left_out.append(t.name)
+        progs = ", ".join(repr(p) for p in sorted(set(v.programs), key=self.keys.index))
+        via = "".join(f" through tensor '{name}' (read back by program '{p}')" for name, p in v.via)
+        notes = [(v.op, f"'{v.op.name}' is here")]
+        warnings.warn(DiagnosticWarning(op_error(
+            op, f"commits tensor '{t.name}', whose value depends on '{v.op.name}'{via}: fetchc run leaves it out "
+            f"of its results, since {v.why}; run the Fetch Unit programs that feed it ({progs}) with `fetchc sim` "
+            "and apply the contraction yourself",
+            notes, severity="warning",
+        )), stacklevel=2)  # fmt: skip
 
     def assemble(self, op: CommitOp, t: ManifestTensor, arr: np.ndarray) -> np.ndarray:
         """The whole committed tensor from every slice's part ``arr``
@@ -829,6 +900,7 @@ def run_seqbin(
     threads: int | None = None,
     progress: bool | None = None,
     typed: bool = False,
+    left_out: list[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """Run kernel ``entry`` (module docstring, steps 2-7) given the emitted
     ``seq.bin`` bytes and the residual module they were emitted from.
@@ -841,7 +913,14 @@ def run_seqbin(
     (:class:`~fetchc.diagnostics.DiagnosticWarning`).  Raises
     :class:`InputError`, :class:`RunError`,
     :class:`~fetchc.diagnostics.DiagnosticError` (ops ``run`` cannot
-    execute), :class:`fetchc.golden.sim.SimError`."""
+    execute), :class:`fetchc.golden.sim.SimError`.
+
+    A committed tensor whose value depends on ``rngd.contract_outer``
+    (directly, or through DM bytes a commit of such a value wrote) is not
+    computed (ir.md §5, hardware.md §2.6): it is missing from the result,
+    a :class:`~fetchc.diagnostics.DiagnosticWarning` at its commit names it
+    and the programs to run with ``fetchc sim``, and its name is appended to
+    ``left_out`` when given."""
     from fetchc.seqbin import read
     from fetchc.target.encoding import typed_view
 
@@ -849,6 +928,8 @@ def run_seqbin(
     kernel, fn, program_ops = _choose(sb, module, entry)
     runner = _Runner(sb, kernel, fn, program_ops, threads, progress)
     outputs = runner.run(values)
+    if left_out is not None:
+        left_out.extend(runner.left_out)
     if typed:
         dtypes = {t.name: t.dtype for t in kernel.tensors}
         outputs = {name: typed_view(arr, dtypes[name]) for name, arr in outputs.items()}

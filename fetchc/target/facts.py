@@ -15,6 +15,7 @@ Spec: ``hardware.md`` §1-4, ``seqbin.md`` ("dtype codes", "TABLES").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -87,6 +88,13 @@ __all__ = [
     "table_pairs_text",
     "flit_count",
     "flit_bits",
+    "flit_elements",
+    "flit_form",
+    "flit_form_problem",
+    "ContractionOperands",
+    "CONTRACTION_OPERANDS",
+    "contraction_operands",
+    "contractable_text",
     "is_dm_base",
     "dm_base_problem",
     "SLICE_DM_BYTES",
@@ -531,6 +539,119 @@ def flit_count(packet_size: int, out: ElementType) -> int:
 SWITCH_WORD_BYTES = 8
 """hardware.md §2.4: the packet entering the Switch Engine is a whole number
 of 8-byte access words (furiosa-opt ``assert_packet_aligned_by_access_width``)."""
+
+
+# --------------------------------------------------------------------------
+# The Collect Engine (hardware.md §2.5)
+# --------------------------------------------------------------------------
+
+
+def flit_elements(elem: ElementType) -> int:
+    """Elements of ``elem`` in one 32-byte flit, counted at the adapter
+    output width (:func:`flit_bits`): 64 for 4-bit types, 32 for 8-bit types
+    and ``i5``, 16 for ``bf16``, ``i16`` and ``i9``, 8 for ``f32``/``i32``."""
+    return FLIT_BYTES * 8 // flit_bits(elem)
+
+
+def _packet_bytes_text(packet_size: int, elem: ElementType) -> str:
+    bits = packet_size * flit_bits(elem)
+    return str(bits // 8) if bits % 8 == 0 else f"{bits / 8:g}"
+
+
+def flit_form(
+    time: tuple[int, ...], packet: tuple[int, ...], elem: ElementType
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The Collect Engine's **flit form** of a stream of ``time`` x ``packet``
+    elements of ``elem`` (hardware.md §2.5): when one packet is a whole
+    number ``F > 1`` of 32-byte flits (at the adapter output width,
+    :func:`flit_bits`), ``(time + (F,), (flit_elements(elem),))``: the flit
+    count becomes the new innermost time dim and the packet, flattened
+    row-major, one flit of elements.  ``None`` when the packet is exactly
+    one flit, under one, or over one but not a whole number of flits (the
+    flit form would need padding; :func:`flit_form_problem` says which).
+    Examples: ``[60], [3840] f8E4M3FN`` → ``[60, 120], [32]``; ``[64, 8],
+    [32] i9`` → ``[64, 8, 2], [16]``; ``[t], [8, 64] bf16`` → ``[t, 32],
+    [16]``."""
+    bits = math.prod(packet) * flit_bits(elem)
+    flit = FLIT_BYTES * 8
+    if bits <= flit or bits % flit:
+        return None
+    return tuple(time) + (bits // flit,), (flit_elements(elem),)
+
+
+def flit_form_problem(packet: tuple[int, ...], elem: ElementType) -> str | None:
+    """Why a stream whose packets are ``packet`` elements of ``elem`` has no
+    flit form (:func:`flit_form`), as a sentence for diagnostics (without
+    the op name), or ``None`` when it has one.  The three cases of
+    hardware.md §2.5: exactly one flit (the flit form would be the input
+    type itself), under one flit and over one but not a multiple (both
+    need padding, which ``!fetch.stream`` cannot spell)."""
+    n = math.prod(packet)
+    bits = n * flit_bits(elem)
+    flit = FLIT_BYTES * 8
+    size = f"the packet of {n} {elem.name} elements is {_packet_bytes_text(n, elem)} bytes"
+    if bits == flit:
+        return f"{size}, exactly one {FLIT_BYTES}-byte flit, so its flit form is the input type itself"
+    if bits < flit:
+        return (
+            f"{size}, under one {FLIT_BYTES}-byte flit, so the Collect Engine pads it to one flit, which a stream "
+            "type cannot spell"
+        )
+    if bits % flit:
+        flits = -(-bits // flit)
+        pad = (flits * flit - bits) / 8
+        return (
+            f"{size}, not a whole number of {FLIT_BYTES}-byte flits, so the Collect Engine pads it to {flits} flits "
+            f"({pad:g} bytes of padding in the last), which a stream type cannot spell"
+        )
+    return None
+
+
+# --------------------------------------------------------------------------
+# The Contraction Engine's operand types (hardware.md §2.6, ir.md §3 rule 10)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContractionOperands:
+    """One row of the Contraction Engine's operand table (hardware.md
+    §2.6): a stream of any of ``streams`` pairs with a TRF of any of
+    ``trf`` and accumulates into ``accumulator``."""
+
+    streams: tuple[ElementType, ...]
+    trf: tuple[ElementType, ...]
+    accumulator: ElementType
+
+
+CONTRACTION_OPERANDS: tuple[ContractionOperands, ...] = (
+    ContractionOperands((I4, I5), (I4, I5), I32),
+    ContractionOperands((I8, I9), (I8, I9), I32),
+    ContractionOperands((F8E4M3FN,), (F8E4M3FN,), F32),
+    ContractionOperands((F8E5M2,), (F8E5M2,), F32),
+    ContractionOperands((BF16,), (BF16,), F32),
+)
+"""hardware.md §2.6 (furiosa-opt book, ``contraction-engine/outer.md``,
+"Operand types"): exactly these pairs.  No pair crosses integer families
+(``i4`` with ``i8``) or kinds (integer with float); a float pair matches
+exactly."""
+
+
+def contraction_operands(stream: ElementType | None) -> ContractionOperands | None:
+    """The row of :data:`CONTRACTION_OPERANDS` for a stream of ``stream``,
+    or ``None`` when the Contraction Engine cannot take such a stream
+    (``f32``, ``i16``, ``i32``, ``f4E2M1FN``, ``f8E8M0FNU``, a type the
+    hardware lacks)."""
+    for row in CONTRACTION_OPERANDS:
+        if stream in row.streams:
+            return row
+    return None
+
+
+def contractable_text() -> str:
+    """The stream types the Contraction Engine takes, for diagnostics:
+    ``"i4/i5, i8/i9, f8E4M3FN, f8E5M2 or bf16"``."""
+    groups = ["/".join(t.name for t in row.streams) for row in CONTRACTION_OPERANDS]
+    return ", ".join(groups[:-1]) + " or " + groups[-1]
 
 
 # --------------------------------------------------------------------------

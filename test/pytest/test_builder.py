@@ -573,8 +573,9 @@ def test_inference_errors():
 
 def test_inferred_dequant_and_engine_types():
     _, k = _kernel(c=memref([64, 64], "f4E2M1FN"), e=memref([64, 2], "f8E8M0FNU"), x=memref([64, 256], "i8"),
-                   w=memref([16, 256], "i8"), h=memref([64, 32], "f8E4M3FN"), v=memref([64, 32], "bf16"))
-    c, e, x, w, h, v = k.args
+                   w=memref([16, 256], "i8"), h=memref([64, 32], "f8E4M3FN"), v=memref([64, 32], "bf16"),
+                   g=memref([16, 32], "f8E4M3FN"))
+    c, e, x, w, h, v, g = k.args
     d = k.fetch_rows(c, packet=64).dequant(e)
     assert d.type == StreamType("main", [64, 1], [64], f32)
     assert d.op.format.data == "mxfp4"
@@ -582,7 +583,8 @@ def test_inferred_dequant_and_engine_types():
     assert wt.type == TrfType(i8)
     acc = k.fetch_rows(x, packet=32).zp_sub(0).switch().collect().contract_outer(wt)
     assert acc.type == StreamType("main", [64, 8], [32], i32)
-    assert k.fetch_rows(h, packet=32).contract_outer(wt).type == StreamType("main", [64, 1], [32], f32)
+    gt = k.fetch_rows(g, packet=32, context="sub").to_trf()
+    assert k.fetch_rows(h, packet=32).contract_outer(gt).type == StreamType("main", [64, 1], [32], f32)
     t = k.fetch_rows(v, packet=32).transpose([32], [64])
     assert t.type == StreamType("main", [32], [64], bf16)
     assert t.to_vrf().type == VrfType(bf16)

@@ -170,12 +170,12 @@ func.func @f(%a: memref<4x9xf4E2M1FN, strided<[10, 1], offset: 1>>, %o: memref<4
 }""",
     # i4 residuals on the sub context into the Contraction Engine
     "i4_zp_sub_context": """
-func.func @f(%w: memref<16xi8>, %a: memref<4x32xi4>, %o: memref<4x32xi32>) {
-  %ws = fetch.fetch %w {base = 0 : i64} : memref<16xi8> -> !fetch.stream<sub, [], [16], i8>
-  %t = rngd.to_trf %ws : !fetch.stream<sub, [], [16], i8> -> !rngd.trf<i8>
+func.func @f(%w: memref<32xi4>, %a: memref<4x32xi4>, %o: memref<4x32xi32>) {
+  %ws = fetch.fetch %w {base = 0 : i64} : memref<32xi4> -> !fetch.stream<sub, [], [32], i4>
+  %t = rngd.to_trf %ws : !fetch.stream<sub, [], [32], i4> -> !rngd.trf<i4>
   %s = fetch.fetch %a {base = 64 : i64} : memref<4x32xi4> -> !fetch.stream<sub, [4], [32], i4>
   %z = fetch.zp_sub %s, -8 : !fetch.stream<sub, [4], [32], i4> -> !fetch.stream<sub, [4], [32], i5>
-  %y = rngd.contract_outer %z, %t : !fetch.stream<sub, [4], [32], i5>, !rngd.trf<i8> -> !fetch.stream<sub, [4], [32], i32>
+  %y = rngd.contract_outer %z, %t : !fetch.stream<sub, [4], [32], i5>, !rngd.trf<i4> -> !fetch.stream<sub, [4], [32], i32>
   rngd.commit %y, %o : !fetch.stream<sub, [4], [32], i32>, memref<4x32xi32>
   func.return
 }""",

@@ -215,10 +215,10 @@ def test_flit_count_zero_point(elem, out, zp, packet, flits):
     s_in = f"!fetch.stream<main, [4], [{packet}], {elem}>"
     s_out = f"!fetch.stream<main, [4], [{packet}], {out}>"
     text = f"""
-func.func @k(%in: memref<{4 * packet}x{elem}>, %t: !rngd.trf<i8>, %out: memref<{4 * packet}xi32>) {{
+func.func @k(%in: memref<{4 * packet}x{elem}>, %t: !rngd.trf<{elem}>, %out: memref<{4 * packet}xi32>) {{
   %s = fetch.fetch %in {{base = 4096 : i64, map = affine_map<(t, p) -> (t * {packet} + p)>}} : memref<{4 * packet}x{elem}> -> {s_in}
   %z = fetch.zp_sub %s, {zp} : {s_in} -> {s_out}
-  %y = rngd.contract_outer %z, %t : {s_out}, !rngd.trf<i8> -> !fetch.stream<main, [4], [{packet}], i32>
+  %y = rngd.contract_outer %z, %t : {s_out}, !rngd.trf<{elem}> -> !fetch.stream<main, [4], [{packet}], i32>
   rngd.commit %y, %out : !fetch.stream<main, [4], [{packet}], i32>, memref<{4 * packet}xi32>
   func.return
 }}

@@ -595,7 +595,7 @@ class _Reference:
         handlers = {
             "fetch.fetch": self.fetch, "fetch.table_lookup": self.convert, "fetch.cast": self.convert,
             "fetch.convert": self.convert, "fetch.zp_sub": self.zp_sub, "fetch.dequant": self.dequant,
-            "rngd.switch": self.same, "rngd.collect": self.same, "rngd.to_trf": self.same, "rngd.to_vrf": self.same,
+            "rngd.switch": self.same, "rngd.collect": self.collect, "rngd.to_trf": self.same, "rngd.to_vrf": self.same,
             "rngd.transpose": self.transpose, "rngd.commit": self.commit, "rngd.contract_outer": self.contract_outer,
             "arith.constant": self.constant, "func.return": self.ret,
         }  # fmt: skip
@@ -687,6 +687,13 @@ class _Reference:
     def same(self, op, ins) -> None:
         """rngd.switch / collect / to_trf / to_vrf: the values unchanged."""
         self.env[op.results[0]] = ins[0]
+
+    def collect(self, op, ins) -> None:
+        """rngd.collect: the same elements in the same order (hardware.md
+        §2.5), in the result's shape (the flit form splits each packet into
+        its flits, which become the innermost time dim)."""
+        rt = op.results[0].type
+        self.env[op.results[0]] = None if ins[0] is None else np.ascontiguousarray(ins[0]).reshape(rt.time + rt.packet)
 
     def transpose(self, op, ins) -> None:
         rt = op.results[0].type

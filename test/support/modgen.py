@@ -47,9 +47,12 @@ Each chain is
   only for packets of whole 8-byte words, ir.md §3 rule 9), then
   ``rngd.transpose``, ``rngd.commit`` to an output memref, or
   ``rngd.to_trf`` / ``rngd.to_vrf`` returned from the function, or
-  ``rngd.contract_outer`` with TRF weights fetched by a chain of their own
-  (with :attr:`Profile.trf_args`, sometimes a ``!rngd.trf`` argument) whose
-  accumulator is consumed in turn; a committed tensor is sometimes fetched
+  ``rngd.contract_outer`` (only of a stream type the Contraction Engine
+  takes, with a TRF type it pairs with, :data:`CONTRACTION_TRF`) with TRF
+  weights fetched by a chain of their own (with :attr:`Profile.trf_args`,
+  sometimes a ``!rngd.trf`` argument) whose accumulator is consumed in turn;
+  a ``rngd.collect`` sometimes gives the flit form (hardware.md §2.5) where
+  a packet is a whole number of 32-byte flits, more than one; a committed tensor is sometimes fetched
   again later (it then has a DM address too).  An ``i5`` / ``i9`` stream
   (zero point) always goes into ``rngd.contract_outer``.
 
@@ -86,6 +89,11 @@ BLOCK = {"nvfp4": 16, "mxfp4": 32}
 SCALE_TYPE = {"nvfp4": "f8E4M3FN", "mxfp4": "f8E8M0FNU"}
 WIRE_BITS = {**BITS, "i5": 8, "i9": 16}
 """Bits per element entering the Switch Engine (hardware.md §2.4)."""
+CONTRACTION_TRF = {"i4": ["i4", "i5"], "i5": ["i4", "i5"], "i8": ["i8", "i9"], "i9": ["i8", "i9"],
+                   "f8E4M3FN": ["f8E4M3FN"], "f8E5M2": ["f8E5M2"], "bf16": ["bf16"]}  # fmt: skip
+"""The Contraction Engine's operand pairs (hardware.md §2.6): stream type ->
+the TRF types it takes; integer streams accumulate into i32, float ones into
+f32."""
 
 
 # --------------------------------------------------------------------------
@@ -221,7 +229,7 @@ class Contract:
     """``rngd.contract_outer`` of the chain's stream and TRF weights."""
 
     weights: Chain | None = None  # the chain whose rngd.to_trf gives them; None: a !rngd.trf argument
-    welem: str | None = None  # weights element type (None: i8 for an i32 accumulator, else f8E4M3FN)
+    welem: str | None = None  # weights element type (None: the first the stream pairs with, CONTRACTION_TRF)
     acc_elem: str | None = None  # accumulator element type (None: f32 for float inputs, else i32)
     then: list[str] = field(default_factory=list)  # engines on the accumulator
 
@@ -256,6 +264,7 @@ class Chain:
     stage_stream: dict = field(default_factory=dict)  # stage index -> (ctx, time, packet) override
     dequant: Dequant | None = None
     engines: list[str] = field(default_factory=list)  # rngd.switch / rngd.collect
+    flits: bool = False  # the engines' rngd.collect gives the flit form (hardware.md §2.5)
     contract: Contract | None = None
     transpose: tuple[list, list] | str | None = None  # (time, packet) after it, or "reverse": both reversed
     consumer: str = "commit"  # commit | to_trf | to_vrf | none
@@ -407,6 +416,29 @@ def _render_engines(engines: list[str], name: str, cur: str, cur_t: str, out: _O
     return cur
 
 
+def flit_form(time, packet, elem: str) -> tuple[list, list] | None:
+    """hardware.md §2.5: the Collect Engine's flit form of a stream, or None
+    when a packet is not a whole number of 32-byte flits, more than one."""
+    bits = math.prod(packet) * WIRE_BITS[elem]
+    if bits <= 256 or bits % 256:
+        return None
+    return list(time) + [bits // 256], [256 // WIRE_BITS[elem]]
+
+
+def _render_flit_engines(c: Chain, k: int, cur: str, ctx: str, time, packet, elem: str, out: _Out):
+    """The chain's engines; with :attr:`Chain.flits`, its ``rngd.collect``
+    gives the flit form.  Returns the stream and its time and packet."""
+    cur_t = stream_t(ctx, time, packet, elem)
+    for j, eng in enumerate(c.engines):
+        new = flit_form(time, packet, elem) if eng == "rngd.collect" and c.flits else None
+        if new is not None:
+            time, packet = new
+        nt = stream_t(ctx, time, packet, elem)
+        out.body.append(f"%e{k}_{j} = {eng} {cur} : {cur_t} -> {nt}")
+        cur, cur_t = f"%e{k}_{j}", nt
+    return cur, time, packet
+
+
 def _render_commit(c: Chain, k: int, cur: str, cur_t: str, elem: str, numel: int, out: _Out) -> None:
     shape, layout = (c.commit_shape or [numel]), c.commit_layout
     if c.commit_numel_delta:
@@ -451,10 +483,11 @@ def render_chain(c: Chain, k: int, index: dict[int, int], weights: set[int], out
         elem = c.dequant.out_elem
     numel = math.prod(time) * math.prod(packet)
     before = (cur, cur_t, elem, numel)
-    cur = _render_engines(c.engines, f"e{k}", cur, cur_t, out)
+    cur, time, packet = _render_flit_engines(c, k, cur, ctx, time, packet, elem, out)
+    cur_t = stream_t(ctx, time, packet, elem)
     if c.contract is not None:
         acc = c.contract.acc_elem or ("f32" if elem in FLOATS else "i32")
-        welem = c.contract.welem or ("i8" if acc == "i32" else "f8E4M3FN")
+        welem = c.contract.welem or CONTRACTION_TRF.get(elem, ["i8" if acc == "i32" else "f8E4M3FN"])[0]
         if c.contract.weights is not None:
             w = f"%trf{index.get(id(c.contract.weights), -1)}"
         else:
@@ -828,9 +861,10 @@ class Generator:
                 parts.append(f"zero_point = {ch.choice([0, lo, hi, ch.integer(lo, hi)])} : i32")
         return "{" + ", ".join(parts) + "}"
 
-    def weights(self) -> Chain:
-        """TRF weights: any plain fetch, to ``rngd.to_trf``."""
-        welem = self.ch.choice(["i8", "i4", "i16", "bf16"])
+    def weights(self, elem: str) -> Chain:
+        """TRF weights for a contraction of an ``elem`` stream: a plain fetch
+        of a type the stream pairs with, to ``rngd.to_trf``."""
+        welem = self.ch.choice([w for w in CONTRACTION_TRF[elem] if w in BITS])
         wctx = self.ch.choice(["main", "sub"])
         wacc = self.access(welem, wctx)
         w = self.fetch(welem, wctx, wacc)
@@ -843,10 +877,10 @@ class Generator:
         with :attr:`Profile.trf_args` sometimes an argument); returns the
         weights chains to place before ``c`` and the accumulator type."""
         if self.p.trf_args and one_in(self.ch, 3):
-            c.contract = Contract(welem=self.ch.choice(["i8", "i4", "bf16", "f8E4M3FN"]))
+            c.contract = Contract(welem=self.ch.choice(CONTRACTION_TRF[elem]))
             before = []
         else:
-            w = self.weights()
+            w = self.weights(elem)
             c.contract = Contract(weights=w, welem=w.mem_elem)
             before = [w]
         return before, ("f32" if elem in FLOATS else "i32")
@@ -862,9 +896,10 @@ class Generator:
         res = ZP_RESULT[src]
         c.stages = [["fetch.zp_sub", res, zp]]
         c.engines = [eng for eng in ("rngd.switch", "rngd.collect") if ch.boolean() and switch_ok(eng, acc.packet, res)]
+        time, packet = self.flits(c, acc.time, acc.packet, res)
         before, acc_elem = self.contract(c, res)
         c.summary = f"zp {src}-{zp} {ctx} time {acc.time} packet {acc.packet}"
-        return before + self.consume(c, ctx, acc.time, acc.packet, acc_elem, allow_transpose=False, after_contract=True)
+        return before + self.consume(c, ctx, time, packet, acc_elem, allow_transpose=False, after_contract=True)
 
     def dequant_chain(self) -> list[Chain]:
         ch = self.ch
@@ -904,6 +939,13 @@ class Generator:
 
     # -- consumers ---------------------------------------------------------
 
+    def flits(self, c: Chain, time, packet, elem: str):
+        """Sometimes let the ``rngd.collect`` of ``c``'s engines give the flit
+        form (:attr:`Chain.flits`); returns the time and packet after it."""
+        new = flit_form(time, packet, elem) if "rngd.collect" in c.engines else None
+        c.flits = new is not None and self.ch.boolean()
+        return new if c.flits and new is not None else (time, packet)
+
     def engines(self, packet, elem: str) -> list[str]:
         return [e for e in ("rngd.switch", "rngd.collect") if one_in(self.ch, 4) and switch_ok(e, packet, elem)]
 
@@ -920,7 +962,8 @@ class Generator:
             c.contract.then = engines
         else:
             c.engines = engines
-            if one_in(ch, 8):
+            time, packet = self.flits(c, time, packet, elem)
+            if elem in CONTRACTION_TRF and one_in(ch, 8):
                 before, elem = self.contract(c, elem)
                 c.contract.then = self.engines(packet, elem)  # type: ignore[union-attr]
                 allow_transpose = False

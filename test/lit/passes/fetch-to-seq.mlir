@@ -85,7 +85,7 @@ func.func @first(%a: memref<64x16xbf16>, %ao: memref<64x16xbf16>,
 // counts i5 as 1 byte, i9 as 2); a 4-bit stream without stages (half a byte
 // per element: 96 codes = 48 bytes = 2 flits, rounded up).
 func.func @second(%d: memref<64x16xf4E2M1FN>, %do: memref<64x16xf32>,
-                  %e: memref<64x64xi4>, %f: memref<64x32xi8>, %t: !rngd.trf<i8>,
+                  %e: memref<64x64xi4>, %f: memref<64x32xi8>, %t: !rngd.trf<i8>, %t4: !rngd.trf<i4>,
                   %eo: memref<64x64xi32>, %fo: memref<64x32xi32>,
                   %g: memref<64x96xf4E2M1FN>, %go: memref<64x96xf4E2M1FN>) {
   %0 = fetch.fetch %d {base = 262144 : i64} : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
@@ -94,7 +94,7 @@ func.func @second(%d: memref<64x16xf4E2M1FN>, %do: memref<64x16xf32>,
   rngd.commit %2, %do : !fetch.stream<main, [64], [16], f32>, memref<64x16xf32>
   %3 = fetch.fetch %e {base = 327680 : i64} : memref<64x64xi4> -> !fetch.stream<main, [64], [64], i4>
   %4 = fetch.zp_sub %3, -7 : !fetch.stream<main, [64], [64], i4> -> !fetch.stream<main, [64], [64], i5>
-  %5 = rngd.contract_outer %4, %t : !fetch.stream<main, [64], [64], i5>, !rngd.trf<i8> -> !fetch.stream<main, [64], [64], i32>
+  %5 = rngd.contract_outer %4, %t4 : !fetch.stream<main, [64], [64], i5>, !rngd.trf<i4> -> !fetch.stream<main, [64], [64], i32>
   rngd.commit %5, %eo : !fetch.stream<main, [64], [64], i32>, memref<64x64xi32>
   %6 = fetch.fetch %f {base = 393216 : i64} : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
   %7 = fetch.zp_sub %6, 100 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>

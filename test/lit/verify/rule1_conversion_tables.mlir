@@ -202,11 +202,11 @@ func.func @lookup_f8_to_f32(%a: memref<64x8xf8E5M2>, %o: memref<64x8xf32>) {
 
 // -----
 
-func.func @zp_i8_to_i5(%a: memref<64x8xi8>, %t: !rngd.trf<i8>, %o: memref<64x8xi32>) {
+func.func @zp_i8_to_i5(%a: memref<64x8xi8>, %t: !rngd.trf<i4>, %o: memref<64x8xi32>) {
   %s = fetch.fetch %a : memref<64x8xi8> -> !fetch.stream<main, [64], [8], i8>
   // expected-error @+1 {{'fetch.zp_sub' op has no i8 -> i5 form: zero-point subtraction widens i8 to i9}}
   %z = fetch.zp_sub %s, 1 : !fetch.stream<main, [64], [8], i8> -> !fetch.stream<main, [64], [8], i5>
-  %r = rngd.contract_outer %z, %t : !fetch.stream<main, [64], [8], i5>, !rngd.trf<i8> -> !fetch.stream<main, [64], [8], i32>
+  %r = rngd.contract_outer %z, %t : !fetch.stream<main, [64], [8], i5>, !rngd.trf<i4> -> !fetch.stream<main, [64], [8], i32>
   rngd.commit %r, %o : !fetch.stream<main, [64], [8], i32>, memref<64x8xi32>
   func.return
 }

@@ -366,10 +366,11 @@ def _cells(pad: StreamPadding, time: Sequence[int], packet: Sequence[int], entri
 _MAX_CELLS = 1 << 16
 
 
-def _behaves(cells: _Cells, cfg: FetchMaskConfig, j: int | None) -> bool:
+def _behaves(cells: _Cells, cfg: FetchMaskConfig, j: int | None, side: str = "both") -> bool:
     """Whether ``cfg`` zeroes exactly the padding of every cell; ``j`` the
     time dim (index into ``cells.sizes``) whose entry the configuration
-    names, or ``None`` for an entry inside the packet."""
+    names, or ``None`` for an entry inside the packet.  ``side``: ``"right"``
+    or ``"left"`` compares only the tails or only the heads."""
     p, counts = cells.p, cfg.rightmost_valid_count
     kind = cfg.valid_count_dim
     for c in range(cells.cells):
@@ -385,7 +386,12 @@ def _behaves(cells: _Cells, cfg: FetchMaskConfig, j: int | None) -> bool:
         else:
             end = p
         head = cfg.left_pad if first else 0
-        if _zero_set(head, end, p) != _zero_set(*cells.need(c), p):
+        need_head, need_end = cells.need(c)
+        if side == "right":
+            head = need_head = 0
+        elif side == "left":
+            end = need_end = p
+        if _zero_set(head, end, p) != _zero_set(need_head, need_end, p):
             return False
     return True
 
@@ -485,7 +491,7 @@ def _no_config(cells: _Cells, pad: StreamPadding, nt: int) -> str:
             "padded axis with one time dim and the packet"
         )
     n = cells.sizes[0] if cells.sizes else 1
-    if len(right) > 2 or (right and n > MASK_CELLS):
+    if not any(_behaves(cells, cfg, j, "right") for cfg, j in _candidates(cells)):
         return (
             f"the right padding covers {len(right)} of the {n} packets along the padded axis ({dims}; valid "
             f"{pad.valid}, {cells.z} positions a packet), more than the last two (RightmostAndSecondRightmost), "

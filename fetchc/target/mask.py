@@ -406,23 +406,38 @@ def _candidates(cells: _Cells):
     cell carries the right pad (``RIGHTMOST``), then one count per iteration
     of a loop of at most 8 (``ITERATOR``), then the last two cells
     (``RIGHTMOST_AND_SECOND_RIGHTMOST``); time dims outermost first, then the
-    packet's own entry."""
+    packet's own entry.  A cell that is padding whole may be zeroed by a
+    valid count of 0 or by the left pad: each kind is tried both ways."""
     last_cell = cells.cells - 1
-    left = cells.need(0)[0]
-    for j, axis in enumerate(cells.entries):
-        yield _config(ValidCountDim.RIGHTMOST, axis, left, [cells.need(last_cell)[1]]), j
-    if cells.packet_entries:
-        yield _config(ValidCountDim.RIGHTMOST, cells.packet_entries[-1], left, [cells.need(0)[1]]), None
-    for j, axis in enumerate(cells.entries):
-        n = cells.sizes[j]
-        if n <= MASK_CELLS:
+
+    def end(c: int, whole_as_count: bool) -> int:
+        head, valid_end = cells.need(c)
+        return 0 if whole_as_count and head >= valid_end else valid_end
+
+    def variants():
+        for whole in (False, True):
+            first_head, first_end = cells.need(0)
+            lefts = [first_head] if not (whole and first_head >= first_end) else [0, first_head]
+            for left in dict.fromkeys(lefts):
+                yield whole, left
+
+    for whole, left in variants():
+        for j, axis in enumerate(cells.entries):
+            yield _config(ValidCountDim.RIGHTMOST, axis, left, [end(last_cell, whole)]), j
+        if cells.packet_entries:
+            yield _config(ValidCountDim.RIGHTMOST, cells.packet_entries[-1], left, [end(0, whole)]), None
+    for whole, left in variants():
+        for j, axis in enumerate(cells.entries):
+            n = cells.sizes[j]
+            if n <= MASK_CELLS:
+                inner = math.prod(cells.sizes[j + 1 :])
+                yield _config(ValidCountDim.ITERATOR, axis, left, [end(i * inner, whole) for i in range(n)]), j
+    for whole, left in variants():
+        for j, axis in enumerate(cells.entries):
             inner = math.prod(cells.sizes[j + 1 :])
-            yield _config(ValidCountDim.ITERATOR, axis, left, [cells.need(i * inner)[1] for i in range(n)]), j
-    for j, axis in enumerate(cells.entries):
-        inner = math.prod(cells.sizes[j + 1 :])
-        if cells.sizes[j] >= 2:
-            counts = [cells.need(last_cell)[1], cells.need(last_cell - inner)[1]]
-            yield _config(ValidCountDim.RIGHTMOST_AND_SECOND_RIGHTMOST, axis, left, counts), j
+            if cells.sizes[j] >= 2:
+                counts = [end(last_cell, whole), end(last_cell - inner, whole)]
+                yield _config(ValidCountDim.RIGHTMOST_AND_SECOND_RIGHTMOST, axis, left, counts), j
 
 
 def derive_mask(

@@ -1,10 +1,11 @@
 """The ``fetch`` dialect: the Fetch Unit and the Fetch Adapter.
 
 Types: ``!fetch.stream<ctx, [time], [packet], elem>``.
-Ops: ``fetch.fetch`` (a sequencer read of a DM memref), the three adapter
-stages ``fetch.table_lookup``, ``fetch.cast``, ``fetch.zp_sub``, and the two
-target-independent requests ``fetch.convert`` and ``fetch.dequant`` that the
-passes lower.
+Attributes: ``#fetch.pad<dim = D, left = L, size = S>`` (a padded axis).
+Ops: ``fetch.fetch`` (a sequencer read of a DM memref, optionally padded),
+the four adapter stages ``fetch.mask``, ``fetch.table_lookup``,
+``fetch.cast``, ``fetch.zp_sub``, and the two target-independent requests
+``fetch.convert`` and ``fetch.dequant`` that the passes lower.
 
 Every verifier rule of ``ir.md`` §3 is an op verifier here or in
 :mod:`fetchc.dialects.rngd` (rule 3 is checked at the consumers).  Each op
@@ -25,12 +26,22 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import AffineMapAttr, Float32Type, FloatAttr, IntegerAttr, MemRefType, StringAttr, i32
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    Float32Type,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i32,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -38,6 +49,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
 from fetchc import target
@@ -47,9 +59,11 @@ from fetchc.dialects.fetch_chain import (
     check_foreign_uses,
     check_linear_uses,
     check_not_contraction_only,
+    check_padding_reach,
     check_same_shape,
     check_stage_order,
     check_stream_operands,
+    is_identity_cast,
     run_checks,
 )
 from fetchc.dialects.shared import (
@@ -64,11 +78,14 @@ from fetchc.dialects.shared import (
 from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.target import functions
 from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
+from fetchc.target.mask import I64_MAX, FetchMaskConfig, MaskError, Padding, derive_mask
 
 __all__ = [
     "StreamType",
     "stream_type",
+    "PadAttr",
     "FetchOp",
+    "MaskOp",
     "TableLookupOp",
     "CastOp",
     "ZpSubOp",
@@ -80,6 +97,74 @@ __all__ = [
 
 def _tname(attr: Attribute) -> str:
     return target.type_name(attr)
+
+
+# ---------------------------------------------------------------------------
+# #fetch.pad
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class PadAttr(ParametrizedAttribute):
+    """``#fetch.pad<dim = D, left = L, size = S>`` (``left = 0`` is not
+    written): a ``fetch.fetch``'s padded axis (ir.md §2, hardware.md §2.0).
+    Memref index ``dim`` is read over ``[-left, size - left)`` instead of
+    ``[0, n)``; ``n``, the memref's size along ``dim``, is the valid count.
+    All three are non-negative i64 counts of elements (a parse error
+    otherwise); what the fetch may read is rule 8's business
+    (:func:`fetchc.target.mask.pad_problem`)."""
+
+    name = "fetch.pad"
+
+    dim: IntAttr
+    left: IntAttr
+    size: IntAttr
+
+    def __init__(self, dim: int, size: int, left: int = 0):
+        super().__init__(IntAttr(dim), IntAttr(left), IntAttr(size))
+
+    @staticmethod
+    def of(pad: Padding) -> PadAttr:
+        return PadAttr(pad.dim, pad.size, pad.left)
+
+    @property
+    def padding(self) -> Padding:
+        """The :class:`fetchc.target.mask.Padding` it spells."""
+        return Padding(self.dim.data, self.size.data, self.left.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr, IntAttr, IntAttr]:
+        def value(key: str) -> IntAttr:
+            parser.parse_keyword(key, " in #fetch.pad<dim = D, left = L, size = S> (left optional)")
+            parser.parse_punctuation("=")
+            pos = parser.pos
+            v = parser.parse_integer(allow_boolean=False)
+            if not 0 <= v <= I64_MAX:
+                parser.raise_error(
+                    f"#fetch.pad {key} {v} is not a count of elements from 0 to 2^63 - 1 (an i64)", pos, parser.pos
+                )
+            return IntAttr(v)
+
+        with parser.in_angle_brackets():
+            dim = value("dim")
+            parser.parse_punctuation(",")
+            left = IntAttr(0)
+            if parser.parse_optional_keyword("left") is not None:
+                parser.parse_punctuation("=")
+                pos = parser.pos
+                v = parser.parse_integer(allow_boolean=False)
+                if not 0 <= v <= I64_MAX:
+                    parser.raise_error(
+                        f"#fetch.pad left {v} is not a count of elements from 0 to 2^63 - 1 (an i64)", pos, parser.pos
+                    )
+                left = IntAttr(v)
+                parser.parse_punctuation(",")
+            size = value("size")
+        return dim, left, size
+
+    def print_parameters(self, printer: Printer) -> None:
+        left = f", left = {self.left.data}" if self.left.data else ""
+        printer.print_string(f"<dim = {self.dim.data}{left}, size = {self.size.data}>")
 
 
 # ---------------------------------------------------------------------------
@@ -101,7 +186,12 @@ def _affine_map(mt: MemRefType, st: StreamType, amap: AffineMapAttr | None) -> A
 
 
 def _sequencer_inputs(
-    mt: MemRefType, st: StreamType, map_attr: AffineMapAttr | None, base: int | None, read_size: int | None
+    mt: MemRefType,
+    st: StreamType,
+    map_attr: AffineMapAttr | None,
+    base: int | None,
+    read_size: int | None,
+    pad: PadAttr | None = None,
 ) -> dict:
     amap = _affine_map(mt, st, map_attr)
     ndims = len(st.time) + len(st.packet)
@@ -136,11 +226,13 @@ def _sequencer_inputs(
         read_size=read_size,
         base=0 if base is None else base,
         placed=base is not None,
+        pad=None if pad is None else pad.padding,
     )
 
 
 _LINEAR = IdentityCache(1024)  # affine map -> its coefficients
 _DERIVED = IdentityCache(4096)  # a fetch's types, map and properties -> its configuration
+_MASKS = IdentityCache(1024)  # a masked fetch's configuration -> its mask configuration
 
 
 def _frozen_coefficients(amap: AffineMap) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
@@ -155,23 +247,26 @@ def _derive(
     base: int | None,
     read_size: int | None,
     cast_out: target.ElementType | None,
+    pad: PadAttr | None = None,
+    masked: bool = False,
 ):
     """:func:`~fetchc.target.sequencer.derive` for one fetch, memoised on its
-    types, map, properties and cast (:class:`IdentityCache`: identical
-    fetches derive once): the configuration, or the :class:`OpError` that
-    states why there is none (returned, not raised, so that it is cached
-    too)."""
+    types, map, properties, cast and whether its chain masks
+    (:class:`IdentityCache`: identical fetches derive once): the
+    configuration, or the :class:`OpError` that states why there is none
+    (returned, not raised, so that it is cached too)."""
     from fetchc.target.sequencer import SequencerError, derive
 
     def compute():
         try:
-            return derive(cast_out=cast_out, **_sequencer_inputs(mt, st, map_attr, base, read_size))
+            inputs = _sequencer_inputs(mt, st, map_attr, base, read_size, pad)
+            return derive(cast_out=cast_out, keep_padded=masked, **inputs)
         except SequencerError as e:
             return OpError(str(e))
         except OpError as e:
             return e
 
-    return _DERIVED.get((mt, st, map_attr, cast_out), (base, read_size), compute)
+    return _DERIVED.get((mt, st, map_attr, cast_out, pad), (base, read_size, masked), compute)
 
 
 @irdl_op_definition
@@ -184,9 +279,13 @@ class FetchOp(IRDLOperation):
     ``base`` (DM byte address of the memref's element 0; the constructor's
     default is 0, ``base=None`` leaves it out so that the memref's placement
     decides, ir.md §2a), ``read_size`` (optional, elements per hardware
-    access).
-    Verifies rules 6-8 of ir.md §3; rule 8 (sequencer limits) derives the
-    configuration with :func:`fetchc.target.sequencer.derive` and reports its error.
+    access), ``pad`` (optional :class:`PadAttr`: one axis read padded,
+    hardware.md §2.0).
+    Verifies rules 6-8 and 11 of ir.md §3; rule 8 (sequencer limits, and
+    where padding may be read) derives the configuration with
+    :func:`fetchc.target.sequencer.derive` and reports its error; rule 11
+    (:func:`~fetchc.dialects.fetch_chain.check_padding_reach`): unmasked
+    padding reaches only ``rngd.commit``.
     """
 
     name = "fetch.fetch"
@@ -196,6 +295,7 @@ class FetchOp(IRDLOperation):
     map = opt_prop_def(AffineMapAttr)
     base = opt_prop_def(IntegerAttr)
     read_size = opt_prop_def(IntegerAttr)
+    pad = opt_prop_def(PadAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
@@ -207,12 +307,15 @@ class FetchOp(IRDLOperation):
         map: AffineMap | None = None,
         base: int | None = 0,
         read_size: int | None = None,
+        pad: Padding | None = None,
     ):
         props: dict[str, Attribute] = {} if base is None else {"base": i64_attr(base)}
         if map is not None:
             props["map"] = AffineMapAttr(map)
         if read_size is not None:
             props["read_size"] = i64_attr(read_size)
+        if pad is not None:
+            props["pad"] = PadAttr.of(pad)
         init_op(self, [source], [result_type], props)
 
     @property
@@ -234,10 +337,16 @@ class FetchOp(IRDLOperation):
         map and the ranks differ."""
         return _affine_map(self.memref, self.stream, self.map)
 
+    @property
+    def padding(self) -> Padding | None:
+        """The padded axis (``pad``), or ``None``."""
+        return None if self.pad is None else self.pad.padding
+
     def sequencer_inputs(self) -> dict:
         """Keyword arguments for :func:`fetchc.target.sequencer.derive`
-        (without ``cast_out``).  Raises OpError on a malformed map or layout."""
-        return _sequencer_inputs(self.memref, self.stream, self.map, self._base_or_none(), self._read_size())
+        (without ``cast_out`` and ``keep_padded``).  Raises OpError on a
+        malformed map or layout."""
+        return _sequencer_inputs(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), self.pad)
 
     def _base_or_none(self) -> int | None:
         """The ``base`` property, or None before placement gives one."""
@@ -246,19 +355,55 @@ class FetchOp(IRDLOperation):
     def _read_size(self) -> int | None:
         return None if self.read_size is None else self.read_size.value.data
 
-    def sequencer_config(self, cast_out: target.ElementType | None = None, infer_cast: bool = True):
+    def sequencer_config(
+        self, cast_out: target.ElementType | None = None, infer_cast: bool = True, masked: bool | None = None
+    ):
         """The derived sequencer configuration (hardware.md §3), with the cast
         limit of ``cast_out`` (by default the cast this fetch's chain will
-        have: :meth:`FetchChain.cast_output`).  Derived once per distinct
-        fetch (memoised on the types and properties).  Raises OpError stating
-        the numbers when a limit is exceeded."""
-        if infer_cast and cast_out is None:
-            cast_out = FetchChain.of(self).cast_output()
-        key = (self.source.type, self.result.type, self.map, self.base, self.read_size, cast_out)
+        have: :meth:`FetchChain.cast_output`) and, when ``masked`` (by
+        default: whether its chain has a ``fetch.mask``), the loops that walk
+        the padded axis kept apart (hardware.md §2.0).  Derived once per
+        distinct fetch (memoised on the types and properties).  Raises
+        OpError stating the numbers when a limit is exceeded."""
+        if (infer_cast and cast_out is None) or masked is None:
+            chain = FetchChain.of(self)
+            if infer_cast and cast_out is None:
+                cast_out = chain.cast_output()
+            if masked is None:
+                masked = chain.mask is not None
+        masked = masked and self.pad is not None
+        key = (self.source.type, self.result.type, self.map, self.base, self.read_size, self.pad, cast_out, masked)
         found = memo_on(
             self, "_sequencer_memo", key,
-            lambda: _derive(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), cast_out),
+            lambda: _derive(self.memref, self.stream, self.map, self._base_or_none(), self._read_size(), cast_out,
+                            self.pad, masked),
         )  # fmt: skip
+        if isinstance(found, OpError):
+            raise OpError(found.message, found.notes)
+        return found
+
+    def mask_config(self, config=None) -> FetchMaskConfig:
+        """The mask configuration (hardware.md §2.0) that zeroes exactly this
+        padded fetch's padding slots, derived from ``config`` (default
+        :meth:`sequencer_config` with ``masked=True``): see
+        :func:`fetchc.target.mask.derive_mask`.  Memoised per
+        configuration.  Raises OpError when the fetch has no ``pad``, its
+        sequencer configuration fails (rule 8), or no configuration expresses
+        the padding (rule 11: the message names the reason and numbers)."""
+        if config is None:
+            config = self.sequencer_config(masked=True)
+        if config.padding is None:
+            raise OpError("declares no padding (no 'pad' property): there is nothing to mask")
+        elem = target.element_type(self.memref.element_type)
+        assert elem is not None
+
+        def compute():
+            try:
+                return derive_mask(config.padding, self.stream.time, self.stream.packet, dict(config.pad_entries), elem)
+            except MaskError as e:
+                return OpError(e.message)
+
+        found = _MASKS.get((config, self.result.type), (), compute)
         if isinstance(found, OpError):
             raise OpError(found.message, found.notes)
         return found
@@ -317,6 +462,7 @@ class FetchOp(IRDLOperation):
                 types_agree,
                 props,
                 lambda: self.sequencer_config(),
+                lambda: check_padding_reach(self),
             ]
         )
 
@@ -611,6 +757,73 @@ class CastOp(_StreamToStream):
 
 
 @irdl_op_definition
+class MaskOp(_StreamToStream):
+    """``fetch.mask %s : T -> T``: the adapter's masking stage (hardware.md
+    §2.0): zeroes exactly the padding slots of its padded ``fetch.fetch``
+    (the element type's zero; later stages see it as any value).  First
+    stage, main context only; the configuration is derived by
+    :meth:`FetchOp.mask_config`, never written.  Rules 5, 6, 7, 11."""
+
+    name = "fetch.mask"
+
+    def fetch_op(self) -> FetchOp | None:
+        """The ``fetch.fetch`` whose stream it masks (through identity
+        casts), or ``None``."""
+        owner = self.input.owner
+        while isinstance(owner, CastOp) and is_identity_cast(owner):
+            owner = owner.input.owner
+        return owner if isinstance(owner, FetchOp) else None
+
+    def verify_(self) -> None:
+        src, dst = self.in_type, self.out_type
+
+        def same_type() -> None:
+            check_same_shape(self, src, dst)
+            if src.element_type != dst.element_type:
+                raise OpError(
+                    f"changes the element type from {_tname(src.element_type)} to {_tname(dst.element_type)}; "
+                    "fetch.mask zeroes the padding slots and keeps the element type"
+                )
+
+        def masking() -> None:
+            if not target.has_table_register(src.ctx):
+                raise OpError(
+                    "runs on the sub Fetch Unit, whose adapter has only the cast stage: masking is main-context "
+                    "only; fetch the padded tensor on the main context (rngd.commit it to DM and stage that on "
+                    "sub), or read only its valid part on sub"
+                )
+            fetch = self.fetch_op()
+            assert fetch is not None  # rule 5 checked it
+            if fetch.pad is None:
+                raise OpError(
+                    "masks a stream whose fetch.fetch declares no padding: there is nothing to mask; drop the "
+                    "fetch.mask, or declare the padded axis on the fetch (pad = #fetch.pad<dim = D, size = S>)",
+                    [(fetch, "the fetch is here")],
+                )
+            try:
+                config = fetch.sequencer_config(masked=True)
+            except OpError:
+                return  # rule 8 at the fetch
+            try:
+                fetch.mask_config(config)
+            except OpError as e:
+                raise OpError(
+                    f"cannot mask the padding of {fetch.pad.padding.text()}: {e.message}",
+                    [(fetch, "the padded fetch is here")],
+                ) from None
+
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_stage_order(self, self.input),
+                lambda: check_linear_uses(self),
+                same_type,
+                masking,
+            ]
+        )
+
+
+@irdl_op_definition
 class ZpSubOp(IRDLOperation):
     """``fetch.zp_sub %s, ZP``: the adapter's zero-point subtraction stage,
     ``out = in - zero_point``, widening ``i4 → i5`` or ``i8 → i9``
@@ -708,7 +921,14 @@ class ZpSubOp(IRDLOperation):
         )
 
 
-ADAPTER_CHAIN_OPS = ("fetch.fetch", "fetch.table_lookup", "fetch.cast", "fetch.zp_sub", "fetch.convert")
+ADAPTER_CHAIN_OPS = (
+    "fetch.fetch",
+    "fetch.mask",
+    "fetch.table_lookup",
+    "fetch.cast",
+    "fetch.zp_sub",
+    "fetch.convert",
+)
 
 
 @irdl_op_definition
@@ -912,7 +1132,7 @@ class DequantOp(IRDLOperation):
 
 Fetch = Dialect(
     "fetch",
-    [FetchOp, TableLookupOp, CastOp, ZpSubOp, ConvertOp, DequantOp],
-    [StreamType],
+    [FetchOp, MaskOp, TableLookupOp, CastOp, ZpSubOp, ConvertOp, DequantOp],
+    [StreamType, PadAttr],
 )
 direct_accessors(*Fetch.operations)

@@ -19,7 +19,8 @@ verifier calls them in ir.md §3 order:
 * rule 5 (stage order): :func:`check_stage_order`;
 * rule 6 (linear streams): :func:`check_linear_uses`;
 * rule 7 (shapes kept): :func:`check_same_shape`;
-* rule 8, its cast part: :meth:`FetchChain.cast_output`.
+* rule 8, its cast part: :meth:`FetchChain.cast_output`;
+* rule 11, unmasked padding: :func:`check_padding_reach`.
 
 Spec: ir.md §1-3, hardware.md §2.
 """
@@ -268,6 +269,7 @@ def _op_order_key(op: Operation) -> tuple[int, ...]:
 
 
 STAGE_OPS: dict[str, target.StageKind] = {
+    "fetch.mask": target.MASKING_STAGE,
     "fetch.table_lookup": target.TABLE_LOOKUP_STAGE,
     "fetch.cast": target.CAST_STAGE,
     "fetch.zp_sub": target.ZERO_POINT_STAGE,
@@ -292,19 +294,30 @@ def _stage_producer(v: SSAValue) -> Operation | None:
     return owner if isinstance(owner, Operation) else None
 
 
+STAGE_ORDER_TEXT = (
+    f"the Fetch Adapter runs {target.STAGE_ORDER_TEXT}, each at most once, directly after fetch.fetch and "
+    "before any rngd op"
+)
+"""Rule 5's reason, in every stage-order message."""
+
+
 def check_stage_order(op: Operation, operand: SSAValue) -> None:
-    """Rule 5: along one stream, table lookup → cast → zero-point
-    subtraction, each at most once, directly after fetch.fetch.  An identity
-    cast is no stage: it only has to sit in the adapter."""
+    """Rule 5: along one stream, masking → table lookup → cast → zero-point
+    subtraction, each at most once, directly after fetch.fetch (masking:
+    directly after it, not after a ``fetch.convert``).  An identity cast is
+    no stage: it only has to sit in the adapter."""
     identity = is_identity_cast(op)
     mine = STAGE_OPS[op.name].order
     prev = operand.owner if identity and isinstance(operand.owner, Operation) else _stage_producer(operand)
-    base_msg = (
-        "the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, "
-        "each at most once, directly after fetch.fetch and before any rngd op"
-    )
+    base_msg = STAGE_ORDER_TEXT
     if prev is None:
         raise OpError(f"its input is not produced by fetch.fetch: {base_msg}")
+    if prev.name == "fetch.convert" and mine == target.MASKING_STAGE.order:
+        raise OpError(
+            f"a mask after a fetch.convert is not possible: the conversion becomes table lookup and type cast "
+            f"stages, and {base_msg}; mask directly after the fetch.fetch",
+            [(prev, "the conversion is here")],
+        )
     if prev.name in ("fetch.fetch", "fetch.convert"):
         return
     if prev.name in STAGE_OPS:
@@ -378,6 +391,11 @@ class FetchChain:
         return tuple(op for op in self.adapter if op.name in STAGE_OPS)
 
     @property
+    def mask(self) -> Operation | None:
+        """The chain's ``fetch.mask``, or None."""
+        return next((op for op in self.adapter if op.name == "fetch.mask"), None)
+
+    @property
     def last(self) -> Operation:
         """The op whose result leaves the adapter."""
         return self.adapter[-1] if self.adapter else self.fetch
@@ -409,6 +427,47 @@ class FetchChain:
                         return elem
             src = out
         return None
+
+
+def padding_user(fetch: Operation) -> Operation | None:
+    """Rule 11 (hardware.md §2.0): the first op that computes with a padded
+    fetch's padding slots unmasked, or None.  Unmasked padding may reach
+    only ``rngd.commit``, through ``rngd.switch`` / ``rngd.collect``
+    (identity casts aside): a copy keeps the padding slots as bytes, and the
+    destination holds the same padding.  Any adapter stage or request and
+    every other engine computes with them (a function table, a reduction, a
+    contraction would see whatever DM holds there)."""
+    if fetch.properties.get("pad") is None:
+        return None
+    chain = FetchChain.of(fetch)
+    if chain.mask is not None:
+        return None
+    for op in chain.adapter:
+        if not is_identity_cast(op):
+            return op
+    cur = chain.consumer
+    while cur is not None and cur.name in PASS_THROUGH:
+        use = cur.results[0].get_unique_use() if cur.results else None
+        cur = None if use is None else use.operation
+    if cur is None or cur.name == "rngd.commit":
+        return None
+    return cur
+
+
+def check_padding_reach(fetch: Operation) -> None:
+    """Rule 11 at a padded ``fetch.fetch``: raise :class:`OpError` (with a
+    note at the consumer) when its padding reaches, unmasked, an op that
+    computes with it (:func:`padding_user`)."""
+    user = padding_user(fetch)
+    if user is None:
+        return
+    pad = fetch.properties["pad"].padding  # type: ignore[attr-defined]  # a PadAttr (IRDL verified it)
+    raise OpError(
+        f"reads padding ({pad.text()}) that reaches '{user.name}' unmasked, which computes with whatever DM holds "
+        "in the padding slots: add fetch.mask directly after this fetch.fetch to zero them; unmasked padding "
+        "may only be copied (rngd.commit, through rngd.switch / rngd.collect)",
+        [(user, "the padding slots reach this op")],
+    )
 
 
 def stages_around(op: Operation) -> tuple[list[Operation], list[Operation]]:

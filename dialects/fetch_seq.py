@@ -19,8 +19,11 @@ only walks and packs.
   ``unit = #fetch_seq.unit<main>``,
   ``stages = #fetch_seq.stages<table_lookup,type_conversion>``,
   ``type_conversion = #fetch_seq.cast<f8E4M3FN_to_f32>``,
-  ``zp_mode = #fetch_seq.zp_mode<i8_to_i9>``.  It still yields the adapter's
-  output stream, so the downstream ``rngd`` ops stay connected.
+  ``zp_mode = #fetch_seq.zp_mode<i8_to_i9>``; a masked program's
+  configuration ``mask = #fetch_seq.mask<...>`` (seqbin.md MASKS) and a
+  padded program's padding ``pad = #fetch_seq.pad<...>`` (the MANIFEST's
+  ``pad``).  It still yields the adapter's output stream, so the downstream
+  ``rngd`` ops stay connected.
 
 Spec: ir.md §4 (``fetch-to-seq``), seqbin.md, hardware.md §2-3, §5.
 """
@@ -32,8 +35,10 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -47,7 +52,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -70,6 +75,14 @@ from fetchc.dialects.fetch import StreamType
 from fetchc.dialects.fetch_chain import check_linear_uses
 from fetchc.dialects.shared import IdentityCache, direct_accessors, i32_attr, i64_array, i64_attr, init_op, memo_on
 from fetchc.target import functions
+from fetchc.target.mask import (
+    MASK_CELLS,
+    FetchMaskConfig,
+    StreamPadding,
+    ValidCountDim,
+    check_mask_config,
+    check_stream_padding,
+)
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
 
 # ---------------------------------------------------------------------------
@@ -88,7 +101,7 @@ else:
     Unit = StrEnum("Unit", {c.upper(): c for c in target.CONTEXTS})
     """PROGRAMS word 0: the Fetch Unit (``main`` = 0, ``sub`` = 1)."""
     Stage = StrEnum("Stage", {s.name.upper(): s.name for s in target.STAGES})
-    """PROGRAMS word 24 bits: ``table_lookup``, ``type_conversion``, ``zero_point``."""
+    """PROGRAMS word 24 bits: ``masking``, ``table_lookup``, ``type_conversion``, ``zero_point``."""
     Cast = StrEnum("Cast", {f"{s.name}_to_{d.name}".upper(): f"{s.name}_to_{d.name}" for (s, d) in target.CAST_CODES})
     """PROGRAMS word 26: the seven casts of hardware.md §2.2, ``f8E4M3FN_to_f32``..."""
     ZpMode = StrEnum(
@@ -133,8 +146,8 @@ class FetchUnitAttr(_AngleEnum, EnumAttribute[Unit]):
 
 @irdl_attr_definition
 class StagesAttr(BitEnumAttribute[Stage]):
-    """``#fetch_seq.stages<table_lookup,type_conversion,zero_point>`` or
-    ``#fetch_seq.stages<none>``: PROGRAMS word 24."""
+    """``#fetch_seq.stages<masking,table_lookup,type_conversion,zero_point>``
+    (any subset) or ``#fetch_seq.stages<none>``: PROGRAMS word 24."""
 
     name = "fetch_seq.stages"
     none_value = "none"
@@ -194,6 +207,140 @@ class ZpModeAttr(_AngleEnum, EnumAttribute[ZpMode]):
         if rule is None:
             return ZpModeAttr(ZpMode("none"))
         return ZpModeAttr(ZpMode(f"{rule.source.name}_to_{rule.result.name}"))
+
+
+def _parse_count(parser: AttrParser, what: str) -> int:
+    pos = parser.pos
+    v = parser.parse_integer(allow_boolean=False)
+    if not 0 <= v < 1 << 32:
+        parser.raise_error(f"{what} {v} is not a u32 count", pos, parser.pos)
+    return v
+
+
+def _keyword_value(parser: AttrParser, key: str, what: str) -> int:
+    parser.parse_keyword(key)
+    parser.parse_punctuation("=")
+    return _parse_count(parser, what)
+
+
+def _int_list(parser: AttrParser, what: str) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_count(parser, what))
+
+
+@irdl_attr_definition
+class MaskAttr(ParametrizedAttribute):
+    """``#fetch_seq.mask<last_axis = A, valid_count_dim = rightmost |
+    rightmost_and_second_rightmost | iterator<B>, rightmost_valid_count =
+    [c0, ..., c7], left_pad = L>``: one program's mask configuration
+    (hardware.md §2.0, seqbin.md MASKS; :class:`FetchMaskConfig`), entries
+    counted outermost first, counts valid elements.  Made by
+    ``fetch-to-seq``; the program's verifier checks it
+    (:func:`fetchc.target.mask.check_mask_config`)."""
+
+    name = "fetch_seq.mask"
+
+    last_axis: IntAttr
+    valid_count_dim: IntAttr
+    iterator: IntAttr
+    left_pad: IntAttr
+    counts: ArrayAttr[IntAttr]
+
+    def __init__(self, cfg: FetchMaskConfig):
+        super().__init__(
+            IntAttr(cfg.last_axis),
+            IntAttr(int(cfg.valid_count_dim)),
+            IntAttr(cfg.iterator),
+            IntAttr(cfg.left_pad),
+            ArrayAttr([IntAttr(c) for c in cfg.rightmost_valid_count]),
+        )
+
+    @property
+    def config(self) -> FetchMaskConfig:
+        return FetchMaskConfig(
+            self.last_axis.data,
+            ValidCountDim(self.valid_count_dim.data),
+            self.iterator.data,
+            self.left_pad.data,
+            tuple(c.data for c in self.counts.data),
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, ...]:
+        with parser.in_angle_brackets():
+            axis = _keyword_value(parser, "last_axis", "last_axis")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("valid_count_dim")
+            parser.parse_punctuation("=")
+            kind = ValidCountDim[parser.parse_keyword_in([k.spelling for k in ValidCountDim]).upper()]
+            iterator = 0
+            if kind == ValidCountDim.ITERATOR:
+                with parser.in_angle_brackets():
+                    iterator = _parse_count(parser, "iterator")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("rightmost_valid_count")
+            parser.parse_punctuation("=")
+            pos = parser.pos
+            counts = _int_list(parser, "a valid count")
+            if len(counts) != MASK_CELLS:
+                parser.raise_error(f"rightmost_valid_count has {MASK_CELLS} counts, not {len(counts)}", pos, parser.pos)
+            parser.parse_punctuation(",")
+            left = _keyword_value(parser, "left_pad", "left_pad")
+        return (
+            IntAttr(axis),
+            IntAttr(int(kind)),
+            IntAttr(iterator),
+            IntAttr(left),
+            ArrayAttr([IntAttr(c) for c in counts]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        cfg = self.config
+        kind = cfg.valid_count_dim.spelling + (
+            f"<{cfg.iterator}>" if cfg.valid_count_dim == ValidCountDim.ITERATOR else ""
+        )
+        counts = ", ".join(map(str, cfg.rightmost_valid_count))
+        printer.print_string(
+            f"<last_axis = {cfg.last_axis}, valid_count_dim = {kind}, rightmost_valid_count = [{counts}], "
+            f"left_pad = {cfg.left_pad}>"
+        )
+
+
+@irdl_attr_definition
+class PadAttr(ParametrizedAttribute):
+    """``#fetch_seq.pad<dims = [d, ...], left = L, valid = V>``: a padded
+    program's padding as the MANIFEST gives it (seqbin.md 1.3 ``pad``;
+    :class:`StreamPadding`): the stream dims (time then packet, outermost
+    first) whose row-major composite index walks the padded axis; composite
+    ``i`` holds data when ``L <= i < L + V``.  Made by ``fetch-to-seq``."""
+
+    name = "fetch_seq.pad"
+
+    dims: ArrayAttr[IntAttr]
+    left: IntAttr
+    valid: IntAttr
+
+    def __init__(self, pad: StreamPadding):
+        super().__init__(ArrayAttr([IntAttr(d) for d in pad.dims]), IntAttr(pad.left), IntAttr(pad.valid))
+
+    @property
+    def padding(self) -> StreamPadding:
+        return StreamPadding(tuple(d.data for d in self.dims.data), self.left.data, self.valid.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, ...]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("dims")
+            parser.parse_punctuation("=")
+            dims = _int_list(parser, "a stream dim")
+            parser.parse_punctuation(",")
+            left = _keyword_value(parser, "left", "left")
+            parser.parse_punctuation(",")
+            valid = _keyword_value(parser, "valid", "valid")
+        return ArrayAttr([IntAttr(d) for d in dims]), IntAttr(left), IntAttr(valid)
+
+    def print_parameters(self, printer: Printer) -> None:
+        pad = self.padding
+        printer.print_string(f"<dims = [{', '.join(map(str, pad.dims))}], left = {pad.left}, valid = {pad.valid}>")
 
 
 # ---------------------------------------------------------------------------
@@ -341,7 +488,10 @@ class ProgramOp(IRDLOperation):
     ``fetch_seq.table``, optional), ``type_conversion`` (:class:`CastAttr`,
     optional), ``zero_point`` (i32, optional), ``zp_mode``
     (:class:`ZpModeAttr`), ``flit_count``, ``words_per_packet`` and the
-    informational ``cycles`` (``time_size × words_per_packet``).
+    informational ``cycles`` (``time_size × words_per_packet``); a masked
+    program's ``mask`` (:class:`MaskAttr`, with the ``masking`` stage), a
+    padded program's ``pad`` (:class:`PadAttr`: every masked program has
+    one).
     ``in_dtype`` is the memref's element type and ``out_dtype`` the result
     stream's; the stream's time and packet shape are the MANIFEST's."""
 
@@ -364,6 +514,8 @@ class ProgramOp(IRDLOperation):
     flit_count = prop_def(IntegerAttr)
     words_per_packet = prop_def(IntegerAttr)
     cycles = prop_def(IntegerAttr)
+    mask = opt_prop_def(MaskAttr)
+    pad = opt_prop_def(PadAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
@@ -385,14 +537,20 @@ class ProgramOp(IRDLOperation):
         flit_count: int,
         words_per_packet: int,
         cycles: int,
+        mask: FetchMaskConfig | None = None,
+        pad: StreamPadding | None = None,
     ):
         """One register block.  ``table``: the symbol of its
         ``fetch_seq.table`` or None; ``cast``: the cast stage's ``(input,
-        output)`` or None; ``zero_point``: ``(rule, value)`` or None.  The
-        unit comes from the result stream's context and ``stages`` from which
-        of the three are present."""
+        output)`` or None; ``zero_point``: ``(rule, value)`` or None;
+        ``mask``: the masking stage's configuration or None; ``pad``: the
+        program's padding (the MANIFEST's) or None.  The unit comes from the
+        result stream's context and ``stages`` from which of the four are
+        present."""
         stages = tuple(
-            Stage(s.name) for s, on in zip(target.STAGES, (table, cast, zero_point), strict=True) if on is not None
+            Stage(s.name)
+            for s, on in zip(target.STAGES, (mask, table, cast, zero_point), strict=True)
+            if on is not None
         )
         props: dict[str, Attribute] = {
             "program_name": StringAttr(program_name),
@@ -414,6 +572,10 @@ class ProgramOp(IRDLOperation):
         props["flit_count"] = i64_attr(flit_count)
         props["words_per_packet"] = i64_attr(words_per_packet)
         props["cycles"] = i64_attr(cycles)
+        if mask is not None:
+            props["mask"] = MaskAttr(mask)
+        if pad is not None:
+            props["pad"] = PadAttr(pad)
         init_op(self, [source], [result_type], props)
 
     def field(self, name: str) -> int | None:
@@ -509,10 +671,25 @@ class ProgramOp(IRDLOperation):
         # one implementation, fetchc.target.record, shared with the seq.bin
         # reader and writer and the simulator.
         pairs = [] if top is None else [top.pair]
+        fields = self.fields()
         try:
-            check_program(self.fields(), pairs, FIELDS, table_ref=_ref_text(self.table))  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
+            check_program(fields, pairs, FIELDS, table_ref=_ref_text(self.table), masked=self.mask is not None)  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
+            if self.mask is not None:
+                check_mask_config(self.mask.config, fields.limits, fields.in_dtype)
         except RecordError as e:
             raise OpError(e.message) from None
+        self._verify_pad()
+
+    def _verify_pad(self) -> None:
+        """The padding (the MANIFEST's ``pad``) fits the stream, and a masked
+        program has one (seqbin.md 1.3)."""
+        rt = self.out_type
+        if self.pad is not None:
+            problem = check_stream_padding(self.pad.padding, rt.time, rt.packet)
+            if problem is not None:
+                raise OpError(f"{problem} (time {list(rt.time)}, packet {list(rt.packet)})")
+        elif self.mask is not None:
+            raise OpError("has a mask but no pad: a masked program says which stream dims walk its padded axis")
 
 
 @lru_cache(maxsize=16)
@@ -547,5 +724,7 @@ def _stages_attr(stages: tuple[Stage, ...]) -> StagesAttr:
     return StagesAttr(list(stages))
 
 
-FetchSeq = Dialect("fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr])
+FetchSeq = Dialect(
+    "fetch_seq", [TableOp, ProgramOp], [FetchUnitAttr, StagesAttr, CastAttr, ZpModeAttr, MaskAttr, PadAttr]
+)
 direct_accessors(*FetchSeq.operations)

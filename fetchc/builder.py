@@ -27,8 +27,9 @@ Pieces:
   and may carry a DM placement (:class:`Arg`, ``rngd.dm_base``);
   :meth:`ModuleBuilder.finish` closes every kernel and verifies the module.
 * :meth:`KernelBuilder.fetch` / :meth:`KernelBuilder.fetch_rows` read a
-  memref into a :class:`Stream`; a :class:`Stream` chains the adapter
-  stages (``lookup``, ``cast``, ``zp_sub``, ``convert``, ``dequant``) and
+  memref into a :class:`Stream` (optionally padded: ``pad=``, hardware.md
+  §2.0); a :class:`Stream` chains the adapter stages (``mask``, ``lookup``,
+  ``cast``, ``zp_sub``, ``convert``, ``dequant``) and
   feeds the ``rngd`` engine ops (``switch``, ``collect``, ``commit``,
   ``to_trf``, ``to_vrf``, ``transpose``, ``contract_outer``,
   ``block_scale``, ``tensor_scale``).  Each call builds one op and returns
@@ -111,7 +112,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
 from fetchc.diagnostics import Diagnostic, DiagnosticError
-from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, TableLookupOp, ZpSubOp
+from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, MaskOp, TableLookupOp, ZpSubOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
     CollectOp,
@@ -128,8 +129,9 @@ from fetchc.dialects.rngd import (
 from fetchc.dialects.stream import StreamType
 from fetchc.kernel import DM_BASE_ATTR, NAME_ATTR, SLICE_DIM_ATTR, SLICES_ATTR, tensor_name
 from fetchc.target import functions
+from fetchc.target.mask import Padding
 
-__all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Stream", "as_type", "memref", "rows_map"]
+__all__ = ["Arg", "KernelBuilder", "ModuleBuilder", "Padding", "Stream", "as_type", "memref", "rows_map"]
 
 TypeLike = Attribute | str | target.ElementType
 """A type as the builder takes it: an xDSL type (``f32``,
@@ -574,12 +576,16 @@ class KernelBuilder:
         context: str = "main",
         base: int | None = None,
         read_size: int | None = None,
+        pad: Padding | None = None,
         loc: LocLike = None,
     ) -> Stream:
         """``fetch.fetch``: read the memref ``source`` (a kernel argument)
         into a stream of ``time`` x ``packet`` elements on the ``context``
         Fetch Unit (``"main"`` or ``"sub"``); the element type is the
-        memref's.
+        memref's.  ``pad`` (a :class:`Padding`, ``Padding(dim=1, size=96,
+        left=0)``): read memref index ``dim`` over ``[-left, size - left)``
+        (hardware.md §2.0; the map must walk it whole, ir.md §2); follow it
+        with :meth:`Stream.mask` unless the stream is only committed.
 
         ``map`` sends the stream's time dims then packet dims to the memref's
         indices (ir.md §2): an ``AffineMap``, its text
@@ -598,7 +604,7 @@ class KernelBuilder:
             raise TypeError(f"fetch reads a memref, but the source has type {target.type_name(mt)}")
         st = _checked(lambda: StreamType(context, _shape(time), _shape(packet), mt.element_type), where)
         amap = None if map is None else _as_map(map)
-        op = self._emit(lambda: FetchOp(source, st, map=amap, base=base, read_size=read_size), where)
+        op = self._emit(lambda: FetchOp(source, st, map=amap, base=base, read_size=read_size, pad=pad), where)
         return Stream(self, op.results[0])
 
     def fetch_rows(
@@ -611,12 +617,18 @@ class KernelBuilder:
         context: str = "main",
         base: int | None = None,
         read_size: int | None = None,
+        pad: int | None = None,
+        left: int = 0,
         loc: LocLike = None,
     ) -> Stream:
         """The common read, "rows of packets": the window of ``shape``
         elements (default the memref's shape) at ``offset`` (elements per
         dim, default the origin) of the memref ``source``, row by row, each
-        row (the last dim) cut into packets of ``packet`` elements.
+        row (the last dim) cut into packets of ``packet`` elements.  With
+        ``pad`` (elements), each row is read padded to ``pad`` elements,
+        ``left`` of them before its start (hardware.md §2.0: ``#fetch.pad<dim
+        = last, left = left, size = pad>``; the window is then the whole
+        memref, and ``pad`` a whole number of packets).
 
         Stream: time ``shape[:-1] + [shape[-1] // packet]``, packet
         ``[packet]``, map :func:`rows_map`; e.g. ``memref<4096x4096x...>``
@@ -633,21 +645,28 @@ class KernelBuilder:
         full = list(mt.get_shape())
         window = list(shape) if shape is not None else full
         problem = None
+        row = window[-1] if pad is None else pad
         if len(window) != len(full) or (offset is not None and len(offset) != len(full)):
             problem = f"shape and offset need one entry per memref dim ({len(full)})"
-        elif packet < 1 or window[-1] % packet:
-            problem = f"a row of {window[-1]} elements is not a whole number of packets of {packet}"
+        elif pad is not None and (shape is not None or offset is not None):
+            problem = "a padded read (pad=) reads the whole memref: drop shape= and offset="
+        elif packet < 1 or row % packet:
+            what = "padded row" if pad is not None else "row"
+            problem = f"a {what} of {row} elements is not a whole number of packets of {packet}"
         if problem is not None:
             raise DiagnosticError(Diagnostic.error(f"fetch_rows: {problem}", _loc_tuple(where)))
-        time = window[:-1] + [window[-1] // packet]
+        time = window[:-1] + [row // packet]
+        start = None if pad is None else [0] * (len(full) - 1) + [-left]
+        padding = None if pad is None else Padding(len(full) - 1, pad, left)
         return self.fetch(
             source,
             time,
             [packet],
-            map=rows_map(len(full), packet, offset),
+            map=rows_map(len(full), packet, offset if pad is None else start),
             context=context,
             base=base,
             read_size=read_size,
+            pad=padding,
             loc=where,
         )
 
@@ -845,6 +864,15 @@ class Stream:
         return self.type.with_element(element)
 
     # -- Fetch Adapter stages (hardware.md §2) ----------------------------
+
+    def mask(self, *, loc: LocLike = None) -> Stream:
+        """``fetch.mask``: zero the padding slots of the padded fetch this
+        stream comes straight from (hardware.md §2.0; first stage, main
+        context only); the configuration is derived, never given.  Raises
+        the verifier's :class:`DiagnosticError` (rules 5, 11: no padding,
+        sub context, a pad no configuration expresses)."""
+        where = self._where(loc)
+        return self._stream(lambda: MaskOp(self.value, self.type), where)
 
     def lookup(
         self,

@@ -15,8 +15,13 @@ Programs are named ``function/index``, index counting the function's
 ``builtin.module @m`` is ``m/function/index``, and two kernels whose names
 still collide (unnamed nested modules) are an error.  The sequencer
 configuration comes from :meth:`fetchc.dialects.fetch.FetchOp.sequencer_config`
-(hardware.md §3).  ``fetch.convert`` and ``fetch.dequant`` must have been
-lowered first.  Spec: ir.md §4, hardware.md §3 and §5, seqbin.md PROGRAMS.
+(hardware.md §3); a masked chain's configuration from
+:meth:`~fetchc.dialects.fetch.FetchOp.mask_config` (hardware.md §2.0: the
+loops that walk the padded axis are kept apart, and the base moves back by
+the left pad), written on the program as ``mask``, with the fetch's padding
+as ``pad`` (the MANIFEST's, seqbin.md 1.3).  ``fetch.convert`` and
+``fetch.dequant`` must have been lowered first.  Spec: ir.md §4,
+hardware.md §2.0, §3 and §5, seqbin.md PROGRAMS and MASKS.
 """
 
 from __future__ import annotations
@@ -142,19 +147,23 @@ class FetchToProgram(RewritePattern):
         if request is not None:
             raise PassError(request, f"must be lowered before fetch-to-seq: run {_LOWERED_BY[request.name]} first")
         table = cast = zero_point = None
+        masked = False
         for stage in chain.stages:
             s_in, s_out = stage.operands[0].type, stage.results[0].type
             assert isinstance(s_in, StreamType) and isinstance(s_out, StreamType)
             src, dst = s_in.elem, s_out.elem
             assert src is not None and dst is not None
-            if isinstance(stage, TableLookupOp):
+            if stage.name == "fetch.mask":
+                masked = True
+            elif isinstance(stage, TableLookupOp):
                 table = self.tables.symbol(src, dst, stage.function, stage.scale_value, stage.zero_point_value)
             elif stage.name == "fetch.cast" and src != dst:
                 cast = (src, dst)
             elif stage.name == "fetch.zp_sub":
                 zero_point = (target.ZERO_POINT[src], stage.zp)  # type: ignore[attr-defined]  # a ZpSubOp (by name)
         try:
-            cfg = op.sequencer_config(cast_out=cast[1] if cast else None, infer_cast=False)
+            cfg = op.sequencer_config(cast_out=cast[1] if cast else None, infer_cast=False, masked=masked)
+            mask = op.mask_config(cfg) if masked else None
         except OpError as e:
             raise PassError(op, e.message) from None
         out_type = chain.last.results[0].type
@@ -174,6 +183,8 @@ class FetchToProgram(RewritePattern):
             flit_count=target.flit_count(cfg.packet_size, out_type.elem),
             words_per_packet=cfg.words_per_packet,
             cycles=cfg.cycles,
+            mask=mask,
+            pad=cfg.padding,
         )
         prog.location = op.location
         rewriter.insert(prog)

@@ -16,7 +16,14 @@ every argument of the function).  Each tensor gets its DM byte address
 
 A tensor's bytes run from its lowest to its highest address
 (:func:`fetchc.target.layout.memref_byte_span`: strided layouts count their
-offset and strides, 4-bit elements are two per byte).  A placed tensor whose
+offset and strides, 4-bit elements are two per byte).  A tensor that a
+padded ``fetch.fetch`` reads (``pad``, hardware.md §2.0) also has a
+**padded extent**: the bytes its padded layout reaches
+(:func:`fetchc.target.mask.padded_layout`), before and after its own.  The
+pass places (and fits into ``dm-size``) the padded extent, so no tensor it
+places is read as another's padding; an explicit or inferred placement whose
+padding bytes (the padded extent outside the tensor's own bytes) overlap
+another tensor's bytes is an error at the padded fetch naming both.  A placed tensor whose
 layout reaches below its base (negative strides) gets a base high enough that
 its lowest byte is still past every byte taken, so the pass never places a
 tensor over another's bytes.  Explicit and inferred placements may overlap
@@ -65,7 +72,10 @@ Errors (:class:`~fetchc.diagnostics.PassError`, located):
 * a scratch buffer's ``dm_base``, or the ``base`` of a fetch of it, that is
   not where the pass places it: at that op;
 * a memref argument with no DM layout (dynamic shape, ``i1`` elements, an
-  affine-map layout other than the identity): at the function.
+  affine-map layout other than the identity): at the function;
+* padding bytes of a tensor (its padded extent outside its own bytes) that
+  overlap another tensor: at the padded fetch, naming both tensors and the
+  bytes.
 
 Spec: ir.md §2a, §4; hardware.md §3 (base alignment); seqbin.md MANIFEST.
 """
@@ -84,11 +94,12 @@ from fetchc import target
 from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
-from fetchc.dialects.shared import i64_attr, memref_byte_span_of
+from fetchc.dialects.shared import i64_attr, memref_byte_span_of, memref_layout_of
 from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.rewriting import FetchcPass, walk
-from fetchc.target.layout import memref_byte_span
+from fetchc.target.layout import element_bits, layout_byte_span, memref_byte_span
+from fetchc.target.mask import pad_problem, padded_layout
 
 __all__ = [
     "DM_BASE_ATTR",
@@ -173,6 +184,33 @@ class _Tensor:
     uses: list[_Use] = field(default_factory=list)
     base: int | None = None
     source: Operation | None = None  # the op whose address was taken (inferred)
+    plo: int = 0  # the padded extent (bytes relative to base): what its padded fetches may read
+    pend: int = 0
+    padder: Operation | None = None  # a padded fetch that reads it (the widest extent)
+
+    def __post_init__(self) -> None:
+        self.plo, self.pend = self.lo, self.end
+
+    def add_padding(self, op: Operation) -> None:
+        """Widen the padded extent by what the padded fetch ``op`` may read
+        (:func:`fetchc.target.mask.padded_layout`; an illegal pad is the
+        verifier's to report, and adds nothing)."""
+        pad = op.padding if isinstance(op, FetchOp) else None
+        mt = self.arg.type
+        if pad is None or not isinstance(mt, MemRefType) or self.end == self.lo:
+            return
+        try:
+            strides, offset = memref_layout_of(mt)
+            shape = list(mt.get_shape())
+            if pad_problem(shape, strides, pad) is not None:
+                return
+            padded_shape, padded_offset = padded_layout(shape, strides, offset, pad)
+            lo, end = layout_byte_span(padded_shape, strides, padded_offset, element_bits(mt.element_type))
+        except ValueError:
+            return
+        if lo < self.plo or end > self.pend:
+            self.padder = op
+        self.plo, self.pend = min(self.plo, lo), max(self.pend, end)
 
 
 def _first_prop(t: _Tensor) -> str:
@@ -190,18 +228,26 @@ def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "", fix: str 
     raise dm-size, or lower an address the input gave)."""
     assert t.base is not None
     size = t.end - t.lo
-    head = f"placing {_spelled(t.arg)} ({_size(size)}) at {_hex(t.base)}{why}"
+    padded = (t.plo, t.pend) != (t.lo, t.end)
+    with_pad = f", {_size(t.pend - t.plo)} with the padding its fetches read" if padded else ""
+    head = f"placing {_spelled(t.arg)} ({_size(size)}{with_pad}) at {_hex(t.base)}{why}"
     if t.end == t.lo:
         if t.base >= dm_size:
             raise PassError(at, f"{head} is past the end of DM: dm-size is {dm_size}")
         return
-    if t.base + t.lo < 0:
+    if t.base + t.plo < 0:
+        what = "its layout and padding reach" if padded else "its layout reaches"
+        fix = (
+            f": place it at {align_up(-t.plo, target.BASE_ALIGN)} or higher, or pad less on the left"
+            if padded and t.plo < t.lo
+            else ""
+        )
         raise PassError(
             at,
-            f"{head} puts its lowest byte at {_hex(t.base + t.lo)}, below DM address 0 (its layout "
-            f"reaches {_size(-t.lo)} below its base)",
+            f"{head} puts its lowest byte at {_hex(t.base + t.plo)}, below DM address 0 ({what} "
+            f"{_size(-t.plo)} below its base){fix}",
         )
-    if t.base + t.end > dm_size:
+    if t.base + t.pend > dm_size:
         if fix is None:
             fix = "lower its address" if why else ""
             if dm_size < DEFAULT_DM_SIZE:
@@ -209,9 +255,9 @@ def _check_fit(t: _Tensor, dm_size: int, at: Operation, why: str = "", fix: str 
         hint = slices_hint(_func_of(t.arg), dm_size)
         fix = "; ".join(x for x in (fix, hint) if x)
         whole = " (one slice's DM)" if dm_size == DEFAULT_DM_SIZE else ""
+        need = t.base + t.pend
         raise PassError(
-            at,
-            f"{head} needs {t.base + t.end} bytes of DM, but dm-size is {dm_size}{whole}" + (f": {fix}" if fix else ""),
+            at, f"{head} needs {need} bytes of DM, but dm-size is {dm_size}{whole}" + (f": {fix}" if fix else "")
         )
 
 
@@ -400,6 +446,7 @@ def _arg_tensors(
         tensors[i] = t
     for i, use in arg_uses:
         tensors[i].uses.append(use)
+        tensors[i].add_padding(use.op)
     return tensors
 
 
@@ -456,12 +503,12 @@ def _place_rest(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None
     """Place the tensors without an address after the highest byte taken,
     in argument order (:func:`place_after`); a PassError at ``func`` for one
     that does not fit ``dm_size``."""
-    taken = [t.base + t.end for t in tensors.values() if t.base is not None and t.end > t.lo]
+    taken = [t.base + t.pend for t in tensors.values() if t.base is not None and t.end > t.lo]
     free = max(taken, default=0)
     for t in tensors.values():
         if t.base is not None:
             continue
-        t.base = place_after(free, t.lo)
+        t.base = place_after(free, t.plo)
         fix = (
             f"fetch-place-dm places tensors after the highest byte that the kernel's own addresses take, "
             f"{_hex(max(taken) - 1)}; give {_spelled(t.arg)} an explicit {DM_BASE_ATTR}"
@@ -471,7 +518,38 @@ def _place_rest(func: FuncOp, tensors: dict[int, _Tensor], dm_size: int) -> None
         )
         _check_fit(t, dm_size, func, fix=fix)
         if t.end > t.lo:
-            free = t.base + t.end
+            free = t.base + t.pend
+
+
+def _check_padding_overlaps(tensors: dict[int, _Tensor]) -> None:
+    """No tensor's padding bytes (its padded extent outside its own bytes)
+    overlap another tensor's bytes: a padded fetch would read that tensor as
+    padding.  A PassError at the padded fetch, naming both."""
+    placed = [t for t in tensors.values() if t.base is not None and t.end > t.lo]
+    for t in placed:
+        if t.padder is None:
+            continue
+        assert t.base is not None
+        sides = [(t.base + t.plo, t.base + t.lo, "before"), (t.base + t.end, t.base + t.pend, "after")]
+        for u in placed:
+            if u is t:
+                continue
+            assert u.base is not None
+            for lo, end, side in sides:
+                a, b = max(lo, u.base + u.lo), min(end, u.base + u.end)
+                if a < b:
+                    fn = _func_of(t.arg)
+                    raise PassError(
+                        t.padder,
+                        f"reads padding {side} {_spelled(t.arg)}, DM bytes {_hex(lo)} to {_hex(end - 1)}, which "
+                        f"overlap {_spelled(u.arg)} (bytes {_hex(u.base + u.lo)} to {_hex(u.base + u.end - 1)}): a "
+                        f"padded fetch would read that tensor as padding; place {_spelled(u.arg)} outside "
+                        f"{_spelled(t.arg)}'s padded extent ({_hex(t.base + t.plo)} to {_hex(t.base + t.pend - 1)}), "
+                        "or let fetch-place-dm place it",
+                        [(fn, f"{_spelled(t.arg)} and {_spelled(u.arg)} are arguments of this kernel")]
+                        if fn is not None
+                        else [],
+                    )
 
 
 def _set_addresses(uses: list[_Use], base: int, listener: PatternRewriterListener | None) -> None:
@@ -537,9 +615,10 @@ def place_function(
     tensors = _arg_tensors(func, list(entry.args), old_attrs, found.arg_uses)
     _check_addresses(func, tensors, dm_size)
     _place_rest(func, tensors, dm_size)
-    # Scratch buffers after every argument, in program order; check them all
-    # before touching the IR.
-    free = max((t.base + t.end for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]  # placed: bases are set
+    _check_padding_overlaps(tensors)
+    # Scratch buffers after every argument (and its padded extent), in
+    # program order; check them all before touching the IR.
+    free = max((t.base + t.pend for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]  # placed: bases are set
     scratch_bases = place_scratch(func, found.scratches, free, dm_size)
     _write_back(func, old_attrs, tensors, found.scratches, scratch_bases, listener)
     return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]  # placed: bases are set

@@ -25,6 +25,7 @@ This module imports numpy.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -39,6 +40,7 @@ from fetchc.escape import printable
 from fetchc.seqbin import Program, Table
 from fetchc.target import (
     CAST_CODES,
+    STAGE_MASKING,
     TABLE_ENTRIES,
     ElementType,
     ZeroPointRule,
@@ -54,6 +56,8 @@ __all__ = [
     "Plan",
     "plan_program",
     "after_lookup",
+    "stages_on_values",
+    "unmasked",
     "byte_lut",
     "default_threads",
     "Progress",
@@ -213,6 +217,32 @@ def after_lookup(values: np.ndarray, plan: Plan) -> np.ndarray:
         rule, zp = plan.zp
         values = zp_sub_values(values, zp, rule)
     return values
+
+
+def stages_on_values(values: np.ndarray, plan: Plan) -> np.ndarray:
+    """The stages after masking (table lookup through the table's stored
+    bytes, cast, zero point: hardware.md §2) on canonical ``plan.in_t``
+    values of any shape whose last axis is a whole number of packets (4-bit
+    keys pair elements ``2i``, ``2i + 1`` of it, as a read does).  Returns
+    canonical ``plan.out_t`` values, same shape.  Used where the masking
+    stage has zeroed raw values first (the interpreter's masked
+    ``fetch_seq.program``).  Raises :class:`SimError`."""
+    v = np.asarray(values)
+    if plan.table is not None:
+        if plan.in_t.is_subbyte:
+            codes = v.view(np.uint8).reshape(-1) & np.uint8(0x0F)
+            keys = codes[0::2] | (codes[1::2] << np.uint8(4))
+            v = table_lookup_bytes(keys, plan.table).reshape(v.shape)
+        else:
+            v = table_lookup_bytes(v.view(_UINT[plan.in_t.bits // 8]), plan.table)
+    return after_lookup(v, plan)
+
+
+def unmasked(prog: Program) -> Program:
+    """``prog`` with the masking stage off (``stages`` bit 3): the record
+    of the other stages, for :func:`plan_program` once the caller has done
+    the masking itself (hardware.md §2.0, stage order)."""
+    return dataclasses.replace(prog, stages=prog.stages & ~STAGE_MASKING)
 
 
 def _front(keys: np.ndarray, plan: Plan) -> np.ndarray:

@@ -29,6 +29,13 @@ Op semantics
 
 * ``fetch.fetch``: ``out[t..., p...] = mem[map(t..., p...)]`` (numpy advanced
   indexing with the map's :func:`~fetchc.dialects.fetch.linear_coefficients`).
+  A padded fetch's padding slots (index along its padded dim outside the
+  memref) read what the interpreter's DM holds where no tensor element
+  lives: every byte ``dm_fill`` (:func:`interpret`, default 0; hardware.md
+  §2.0: "whatever DM holds there").
+* ``fetch.mask``: zeroes exactly the padding slots of its fetch, found from
+  the IR (the fetch's indices along the padded dim outside the memref): the
+  element type's zero.
 * ``fetch.table_lookup``: **by value**, through ``ml_dtypes``
   (``values.astype(out)``), which is what the tables were built from; with
   ``fn``, from the function's definition (:func:`function_values`: numpy
@@ -62,7 +69,13 @@ Op semantics
   code (:func:`run_program_on_array`): the memref array is laid out in its
   layout order (:func:`flatten_in_layout`) and packed into DM bytes
   (:func:`fetchc.golden.sim.pack_elements`); the lookup goes through the
-  ``fetch_seq.table``'s baked entries.  The program's ``base`` field is a DM
+  ``fetch_seq.table``'s baked entries.  A padded program (``pad``) reads an
+  image that extends the memref's with ``dm_fill`` bytes over its padded
+  extent; a masked one (``mask``) runs the loop nest raw, zeroes the slots
+  its configuration zeroes (:func:`fetchc.target.mask.zeroed_slots`, the
+  compiler's expansion of the hardware's rule: the differential tests
+  compare it with ``fetch.mask``'s IR-level zeroing), then runs the other
+  stages (:func:`fetchc.golden.engine.stages_on_values`).  The program's ``base`` field is a DM
   byte address, so the interpreter must know the memref's DM address: pass
   ``memref_bases`` to :func:`interpret` (default 0, ``fetch.fetch``'s default
   ``base``, or a ``rngd.scratch``'s ``dm_base``; :func:`fetch_bases`
@@ -94,7 +107,16 @@ from xdsl.ir import BlockArgument, SSAValue
 from xdsl.traits import SymbolTable
 
 from fetchc import target
-from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, StreamType, TableLookupOp, ZpSubOp
+from fetchc.dialects.fetch import (
+    CastOp,
+    ConvertOp,
+    DequantOp,
+    FetchOp,
+    MaskOp,
+    StreamType,
+    TableLookupOp,
+    ZpSubOp,
+)
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -108,13 +130,22 @@ from fetchc.dialects.rngd import (
     TransposeOp,
 )
 from fetchc.golden import rngd_ops
-from fetchc.golden.engine import SimError, cast_values, check_read_bounds, zp_sub_values
+from fetchc.golden.engine import (
+    SimError,
+    cast_values,
+    check_read_bounds,
+    plan_program,
+    stages_on_values,
+    unmasked,
+    zp_sub_values,
+)
 from fetchc.golden.sim import simulate_program
 from fetchc.seqbin import Program, Table
 from fetchc.seqbin.emit import program_record, table_record
 from fetchc.target import ElementType, functions, numerics
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
-from fetchc.target.layout import linear_coefficients, memref_layout
+from fetchc.target.layout import linear_coefficients, memref_layout, nest_byte_span
+from fetchc.target.mask import zeroed_slots
 
 __all__ = [
     "InterpError",
@@ -123,6 +154,8 @@ __all__ = [
     "interpret",
     "fetch_bases",
     "fetch_indices",
+    "padding_of",
+    "fill_element",
     "lookup_values",
     "function_values",
     "e8m0_to_f32",
@@ -270,26 +303,60 @@ def dequant_rngd(codes: np.ndarray, bscale: np.ndarray, gscale: Any, fmt: str) -
 def fetch_indices(op: FetchOp) -> tuple[np.ndarray, ...]:
     """The memref index arrays ``fetch.fetch`` reads: one ``int64`` array
     per memref dimension, each of the stream's shape ``time + packet``, with
-    ``idx[r][t..., p...] = map(t..., p...)[r]``.  Raises :class:`InterpError`
-    when an index falls outside the memref."""
+    ``idx[r][t..., p...] = map(t..., p...)[r]``.  Along a padded dim
+    (``pad``) the indices may run over ``[-left, size - left)``.  Raises
+    :class:`InterpError` when an index falls outside the memref (or its
+    padded range)."""
     st = op.stream
     shape = st.time + st.packet
     coeffs, consts = linear_coefficients(op.affine_map())
     nd = len(shape)
     grids = [np.arange(n, dtype=np.int64).reshape((1,) * d + (n,) + (1,) * (nd - d - 1)) for d, n in enumerate(shape)]
     mshape = op.memref.get_shape()
+    pad = op.padding
     out = []
     for r, (row, k) in enumerate(zip(coeffs, consts, strict=False)):
         idx = np.full(shape, k, dtype=np.int64)
         for c, g in zip(row, grids, strict=False):
             if c:
                 idx = idx + c * g
-        if idx.size and (idx.min() < 0 or idx.max() >= mshape[r]):
+        lo, end = (-pad.left, pad.size - pad.left) if pad is not None and pad.dim == r else (0, mshape[r])
+        if idx.size and (idx.min() < lo or idx.max() >= end):
             raise InterpError(
-                f"fetch.fetch reads index {r} in [{idx.min()}, {idx.max()}], outside the memref's size {mshape[r]}"
+                f"fetch.fetch reads index {r} in [{idx.min()}, {idx.max()}], outside the memref's [{lo}, {end})"
             )
         out.append(np.broadcast_to(idx, shape))
     return tuple(out)
+
+
+def padding_of(op: FetchOp) -> np.ndarray | None:
+    """The padding slots of a padded ``fetch.fetch``, from the IR: ``True``
+    where its index along the padded dim lies outside the memref (shape
+    ``time + packet``), or ``None`` without ``pad``."""
+    pad = op.padding
+    if pad is None:
+        return None
+    idx = fetch_indices(op)[pad.dim]
+    return (idx < 0) | (idx >= op.memref.get_shape()[pad.dim])
+
+
+def fill_element(elem: ElementType, fill: int) -> np.ndarray:
+    """The canonical value (a 0-d array of ``elem.np_dtype``) of an element
+    all of whose bytes are ``fill`` (4-bit: the nibble ``fill & 0xF``): what
+    a padding slot reads from the interpreter's DM."""
+    if elem.is_subbyte:
+        return np.array(fill & 0x0F, dtype=np.uint8).view(elem.np_dtype)
+    raw = np.frombuffer(bytes([fill]) * (elem.bits // 8), dtype=np.dtype(f"<u{elem.bits // 8}"))
+    return raw.view(elem.np_dtype).reshape(())
+
+
+def _check_fill(fill: int) -> int:
+    if not isinstance(fill, int) or not 0 <= fill <= 0xFF or (fill >> 4) != (fill & 0x0F):
+        raise InterpError(
+            f"dm_fill must be a byte whose two nibbles are equal (0x00, 0x11, ..., 0xff), so a 4-bit padding slot "
+            f"reads the same at either nibble; not {fill!r}"
+        )
+    return fill
 
 
 # --------------------------------------------------------------------------
@@ -297,17 +364,20 @@ def fetch_indices(op: FetchOp) -> tuple[np.ndarray, ...]:
 # --------------------------------------------------------------------------
 
 
-def flatten_in_layout(arr: np.ndarray, mt: MemRefType) -> np.ndarray:
+def flatten_in_layout(arr: np.ndarray, mt: MemRefType, fill: int = 0) -> np.ndarray:
     """The memref's elements in **layout order**: a 1-D array where element
     ``i`` of the memref sits at ``offset + Σ i_r·stride_r`` (the memref type's
     identity or ``strided<>`` layout; in elements).  Positions no element
-    maps to are zero.  Raises :class:`InterpError` for negative strides."""
+    maps to hold the element of ``fill`` bytes (:func:`fill_element`;
+    default zero).  Raises :class:`InterpError` for negative strides."""
     strides, offset = memref_layout(mt)
     shape = arr.shape
     if any(s < 0 for s in strides) or offset < 0:
         raise InterpError(f"cannot lay out {mt}: negative strides or offset")
     size = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=False)) + 1 if arr.size else 0
     flat = np.zeros(size, dtype=arr.dtype)
+    if fill:
+        flat[...] = fill_element(_elem(mt.element_type, "flatten_in_layout"), fill)
     if arr.size:
         lin = np.full(shape, offset, dtype=np.int64)
         for d, (n, s) in enumerate(zip(shape, strides, strict=False)):
@@ -330,19 +400,37 @@ def program_from_op(op: ProgramOp) -> tuple[Program, list[Table]]:
     return program_record(op, 0 if tables else None), tables
 
 
-def run_program_on_array(flat: np.ndarray, prog: Program, tables: Sequence[Table], memref_base: int = 0) -> np.ndarray:
+def run_program_on_array(
+    flat: np.ndarray,
+    prog: Program,
+    tables: Sequence[Table],
+    memref_base: int = 0,
+    *,
+    padded: bool = False,
+    fill: int = 0,
+) -> np.ndarray:
     """Run ``prog`` on one memref with the simulator's code.
 
     ``flat``: the memref's canonical values in layout order
     (:func:`flatten_in_layout`), element 0 at DM byte ``memref_base``.  It is
     packed into DM bytes (:func:`fetchc.golden.sim.pack_elements`) and
     :func:`fetchc.golden.sim.simulate_program` runs with ``base`` made relative to
-    ``memref_base``; every read must stay inside the memref.  Returns the
+    ``memref_base``; every read must stay inside the memref, or, when
+    ``padded`` (a program that reads padding, hardware.md §2.0), inside the
+    image extended by ``fill`` bytes over the whole loop nest.  Returns the
     ``fetchc sim`` encoding, shape ``(prod(limits) // packet_size,
     packet_size)``.  Raises :class:`InterpError` for a read outside the memref
     and :class:`fetchc.golden.sim.SimError` for an inconsistent program."""
     image = pack_elements(flat, prog.in_dtype)
+    if prog.in_dtype.is_subbyte and flat.size % 2:
+        image[-1] |= np.uint8(fill & 0xF0)  # the high nibble past the last element is DM's, not the tensor's
     rel = dataclasses.replace(prog, base=prog.base - memref_base)
+    if padded:
+        lo, end = nest_byte_span(rel.base, rel.limits, rel.strides, prog.in_dtype.bits)
+        start, stop = min(0, lo), max(image.size, end)
+        wide = np.full(stop - start, fill, dtype=np.uint8)
+        wide[-start : -start + image.size] = image
+        image, rel = wide, dataclasses.replace(rel, base=rel.base - start)
     try:
         check_read_bounds(rel, str(prog.name), image.size)
     except SimError as e:
@@ -358,6 +446,7 @@ def run_program_on_array(flat: np.ndarray, prog: Program, tables: Sequence[Table
 # --------------------------------------------------------------------------
 
 _BASES = "memref_bases"
+_FILL = "dm_fill"
 
 
 @register_impls
@@ -369,7 +458,27 @@ class FetchcFunctions(InterpreterFunctions):
     @impl(FetchOp)
     def run_fetch(self, interpreter: Interpreter, op: FetchOp, args: tuple[Any, ...]):
         mem = _check_memref(args[0], op.memref, "fetch.fetch")
-        return (_stream(np.array(mem[fetch_indices(op)]), op.result.type, "fetch.fetch"),)
+        idx = fetch_indices(op)
+        padding = padding_of(op)
+        if padding is None:
+            return (_stream(np.array(mem[idx]), op.result.type, "fetch.fetch"),)
+        d = op.padding.dim  # type: ignore[union-attr]  # padded: padding_of gave slots
+        inside = list(idx)
+        inside[d] = np.clip(idx[d], 0, mem.shape[d] - 1)
+        out = np.array(mem[tuple(inside)])
+        fill = interpreter.get_data(FetchcFunctions, _FILL, lambda: 0)
+        out[padding] = fill_element(_elem(op.memref.element_type, op.name), fill)
+        return (_stream(out, op.result.type, "fetch.fetch"),)
+
+    @impl(MaskOp)
+    def run_mask(self, interpreter: Interpreter, op: MaskOp, args: tuple[Any, ...]):
+        fetch = op.fetch_op()
+        padding = padding_of(fetch) if fetch is not None else None
+        if padding is None:
+            raise InterpError("fetch.mask: its stream does not come from a padded fetch.fetch")
+        out = np.array(args[0])
+        out[padding] = np.zeros((), dtype=out.dtype)
+        return (_stream(out, op.result.type, op.name),)
 
     @impl(TableLookupOp)
     def run_table_lookup(self, interpreter: Interpreter, op: TableLookupOp, args: tuple[Any, ...]):
@@ -485,13 +594,38 @@ class FetchcFunctions(InterpreterFunctions):
         mem = _check_memref(args[0], mt, f"fetch_seq.program {op.program_name.data}")
         prog, tables = program_from_op(op)
         bases: dict[SSAValue, int] = interpreter.get_data(FetchcFunctions, _BASES, dict)
+        fill = interpreter.get_data(FetchcFunctions, _FILL, lambda: 0)
         default = op.source.owner.base_value if isinstance(op.source.owner, ScratchOp) else None
         base = bases.get(op.source, default or 0)
-        enc = run_program_on_array(flatten_in_layout(mem, mt), prog, tables, base)
+        flat = flatten_in_layout(mem, mt, fill)
         st = op.result.type
         assert isinstance(st, StreamType)
-        vals = from_sim_encoding(enc, prog.out_dtype).reshape(st.time + st.packet)
-        return (_stream(vals, st, op.name),)
+        padded = op.pad is not None
+        if op.mask is None:
+            enc = run_program_on_array(flat, prog, tables, base, padded=padded, fill=fill)
+            vals = from_sim_encoding(enc, prog.out_dtype)
+        else:
+            vals = _masked_program(op, prog, tables, flat, base, fill)
+        return (_stream(vals.reshape(st.time + st.packet), st, op.name),)
+
+
+def _masked_program(
+    op: ProgramOp, prog: Program, tables: Sequence[Table], flat: np.ndarray, base: int, fill: int
+) -> np.ndarray:
+    """A masked ``fetch_seq.program``'s canonical output values, shape
+    ``(packets, packet_size)``: the loop nest read raw, the slots its
+    ``mask`` zeroes set to the input type's zero (hardware.md §2.0:
+    masking is the first stage), then the other stages."""
+    assert op.mask is not None
+    t = prog.in_dtype
+    raw_prog = dataclasses.replace(
+        prog, stages=0, table=None, type_conversion=None, zero_point0=0, num_zero_points=0, zp_mode=0, out_dtype=t,
+        flit_count=target.flit_count(prog.packet_size, t),
+    )  # fmt: skip
+    raw = from_sim_encoding(run_program_on_array(flat, raw_prog, [], base, padded=True, fill=fill), t)
+    raw[zeroed_slots(prog.limits, prog.packet_size, op.mask.config)] = np.zeros((), dtype=raw.dtype)
+    plan = plan_program(unmasked(prog), tables, str(prog.name))
+    return stages_on_values(raw, plan)
 
 
 # --------------------------------------------------------------------------
@@ -524,6 +658,7 @@ def interpret(
     *,
     memref_bases: Mapping[int | SSAValue, int] | None = None,
     listeners: Sequence[Interpreter.Listener] = (),
+    dm_fill: int = 0,
 ) -> list[Any]:
     """Run ``@function_name`` of ``module`` on ``args`` and return its
     results as a list.
@@ -534,7 +669,10 @@ def interpret(
     argument index (or SSA value), used only by ``fetch_seq.program``
     (default 0); see :func:`fetch_bases`.  ``listeners``: xDSL
     ``Interpreter.Listener`` objects that see every op and its results (e.g.
-    to capture each ``fetch_seq.program``'s stream).
+    to capture each ``fetch_seq.program``'s stream).  ``dm_fill``: the byte
+    the interpreter's DM holds where no tensor element lives, which a padded
+    fetch's unmasked padding slots read (two equal nibbles; default 0, as
+    ``fetchc run``'s DM image).
 
     Raises :class:`InterpError` (unknown function, wrong argument count,
     shape or dtype), :class:`fetchc.golden.sim.SimError`, or xDSL's
@@ -552,6 +690,7 @@ def interpret(
         bases[params[k] if isinstance(k, int) else k] = int(v)
     interp = make_interpreter(module, listeners)
     interp.set_data(FetchcFunctions, _BASES, bases)
+    interp.set_data(FetchcFunctions, _FILL, _check_fill(dm_fill))
     return list(interp.call_op(fn, tuple(args)))
 
 

@@ -51,12 +51,18 @@ __all__ = [
     "STAGE_TABLE_LOOKUP",
     "STAGE_TYPE_CONVERSION",
     "STAGE_ZERO_POINT",
+    "STAGE_MASKING",
     "ALL_STAGES",
     "StageKind",
+    "MASKING_STAGE",
     "TABLE_LOOKUP_STAGE",
     "CAST_STAGE",
     "ZERO_POINT_STAGE",
     "STAGES",
+    "STAGE_ORDER_TEXT",
+    "MASK_REACH_BYTES",
+    "MASK_CELLS",
+    "mask_count_cap",
     "LOOKUP_TABLES",
     "CAST_CODES",
     "ZeroPointRule",
@@ -285,15 +291,18 @@ def has_table_register(context: str) -> bool:
 STAGE_TABLE_LOOKUP = 1 << 0
 STAGE_TYPE_CONVERSION = 1 << 1
 STAGE_ZERO_POINT = 1 << 2
-"""``seq.bin`` PROGRAMS word 24 bits."""
-ALL_STAGES = STAGE_TABLE_LOOKUP | STAGE_TYPE_CONVERSION | STAGE_ZERO_POINT
+STAGE_MASKING = 1 << 3
+"""``seq.bin`` PROGRAMS word 24 bits (bit 3, masking: version 1.3, its
+configuration in the program's MASKS record)."""
+ALL_STAGES = STAGE_TABLE_LOOKUP | STAGE_TYPE_CONVERSION | STAGE_ZERO_POINT | STAGE_MASKING
 
 
 @dataclass(frozen=True)
 class StageKind:
     """One adapter stage (hardware.md §2): ``name`` (``seq.bin`` label),
-    ``text`` (for diagnostics), ``order`` in the pipeline (1, 2, 3), and its
-    ``bit`` in PROGRAMS word 24."""
+    ``text`` (for diagnostics), ``order`` in the pipeline (0 masking, 1
+    table lookup, 2 cast, 3 zero point), and its ``bit`` in PROGRAMS word
+    24."""
 
     name: str
     text: str
@@ -301,11 +310,31 @@ class StageKind:
     bit: int
 
 
+MASKING_STAGE = StageKind("masking", "mask", 0, STAGE_MASKING)
 TABLE_LOOKUP_STAGE = StageKind("table_lookup", "table lookup", 1, STAGE_TABLE_LOOKUP)
 CAST_STAGE = StageKind("type_conversion", "type cast", 2, STAGE_TYPE_CONVERSION)
 ZERO_POINT_STAGE = StageKind("zero_point", "zero-point subtraction", 3, STAGE_ZERO_POINT)
-STAGES: tuple[StageKind, ...] = (TABLE_LOOKUP_STAGE, CAST_STAGE, ZERO_POINT_STAGE)
+STAGES: tuple[StageKind, ...] = (MASKING_STAGE, TABLE_LOOKUP_STAGE, CAST_STAGE, ZERO_POINT_STAGE)
 """The adapter stages in hardware order: each at most once, in this order."""
+STAGE_ORDER_TEXT = "masking, then table lookup, then type cast, then zero-point subtraction"
+"""The stage order of :data:`STAGES`, for diagnostics (ir.md §3 rule 5)."""
+
+MASK_REACH_BYTES = 128
+"""The mask's reach (hardware.md §2.0): a valid count (and a left pad) is at
+most ``128 bytes / element bytes - 1`` elements of the DM element type
+(:func:`mask_count_cap`)."""
+MASK_CELLS = 8
+"""Cells of ``rightmost_valid_count`` (seqbin.md MASKS)."""
+
+
+def mask_count_cap(elem: ElementType) -> int:
+    """The largest valid count (and left pad) of a mask on ``elem`` read
+    from DM (hardware.md §2.0): ``128 bytes / element bytes - 1``, i.e. 255
+    for 4-bit types, 127 for 8-bit, 63 for 16-bit, 31 for 32-bit.  The book
+    gives 255 (4-bit) and 31 (``f32``); fetchc takes the same 128-byte reach
+    for the other widths."""
+    return MASK_REACH_BYTES * 8 // elem.bits - 1
+
 
 LOOKUP_TABLES: dict[tuple[ElementType, ElementType], bool] = {
     (F4E2M1FN, F8E4M3FN): True,

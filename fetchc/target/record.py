@@ -45,6 +45,7 @@ from fetchc.target.facts import (
     CONTEXTS,
     FLIT_BYTES,
     LOOKUP_TABLES,
+    MASKING_STAGE,
     MAX_ENTRIES,
     MAX_ENTRY_SIZE,
     READ_BYTES,
@@ -186,7 +187,12 @@ TablePairs = Sequence[tuple[ElementType, ElementType]]
 
 
 def check_program(
-    p: Fields, tables: TablePairs | None, labels: Labels = FIELDS, *, table_ref: str | None = None
+    p: Fields,
+    tables: TablePairs | None,
+    labels: Labels = FIELDS,
+    *,
+    table_ref: str | None = None,
+    masked: bool | None = None,
 ) -> Chain:
     """Check every rule of one PROGRAMS record (module docstring order) and
     return its resolved :class:`Chain`.
@@ -194,13 +200,17 @@ def check_program(
     ``tables``: the ``(input, output)`` pair of each TABLES record, indexed
     by ``p.table`` (``None``: the file has no TABLES section).
     ``table_ref``: how messages name the selected table (default its index).
-    Raises :class:`RecordError`."""
+    ``masked``: whether the program has a masking configuration (its MASKS
+    record, the ``fetch_seq.program``'s ``mask``), which the caller checks
+    itself (:func:`fetchc.target.mask.check_mask_config`); ``None``: the
+    caller has none to give, and the masking stage (``stages`` bit 3) is an
+    error.  Raises :class:`RecordError`."""
     L = labels
     check_unit(p.unit, L)
     check_in_dtype(p.in_dtype, L)
     _check_nest(p, L)
     read = read_elements(p, L)
-    chain = stage_chain(p, tables, L, table_ref=table_ref, read_elems=read)
+    chain = stage_chain(p, tables, L, table_ref=table_ref, read_elems=read, masked=masked)
     want = flit_count(p.packet_size, p.out_dtype)
     if p.flit_count != want:
         raise RecordError(
@@ -313,6 +323,7 @@ def stage_chain(
     table_ref: str | None = None,
     read_elems: int | None = None,
     zero_point_range: bool = True,
+    masked: bool | None = None,
 ) -> Chain:
     """Resolve ``in_dtype -> [table] -> [cast] -> [zero point] -> out_dtype``
     (hardware.md §2) and return it.
@@ -321,13 +332,15 @@ def stage_chain(
     ``read_elems``: elements per read, to check the cast output of one read
     fits a flit (§2.2); ``None`` skips that check.  ``zero_point_range=False``
     accepts a ``zero_point0`` outside the source range (the simulator runs
-    such a record and reports the residuals that overflow).  Raises
-    :class:`RecordError`."""
+    such a record and reports the residuals that overflow).  ``masked`` as
+    for :func:`check_program` (the masking stage changes no element type).
+    Raises :class:`RecordError`."""
     L = labels
     check_unit(p.unit, L)
     check_in_dtype(p.in_dtype, L)
     if p.stages & ~ALL_STAGES:
-        raise RecordError("stages", f"{L.field('stages')} is 0x{p.stages:x}; only bits 0-2 are defined")
+        raise RecordError("stages", f"{L.field('stages')} is 0x{p.stages:x}; only bits 0-3 are defined")
+    _masking_stage(p, L, masked)
     table = _table_stage(p, tables, L, table_ref)
     t = p.in_dtype if table is None else table[1]
     cast = _cast_stage(p, t, L, read_elems)
@@ -339,6 +352,29 @@ def stage_chain(
             "out_dtype", f"{L.field('out_dtype')} is {p.out_dtype} but the stages turn in_dtype {p.in_dtype} into {t}"
         )
     return Chain(p.in_dtype, table, cast, rule, t)
+
+
+def _masking_stage(p: Fields, L: Labels, masked: bool | None) -> None:
+    """The masking stage's bit against its configuration (hardware.md §2.0,
+    seqbin.md MASKS): on exactly when the program has one; only on the main
+    unit (the sub unit's adapter has only the cast stage)."""
+    on = bool(p.stages & MASKING_STAGE.bit)
+    if not on and not masked:
+        return
+    if on and masked is None:
+        raise RecordError(
+            "stages",
+            f"{L.stage(MASKING_STAGE)} is on, but its configuration (the program's MASKS record, seq.bin 1.3) "
+            "is not available here",
+        )
+    if on and not masked:
+        raise RecordError("stages", f"{L.stage(MASKING_STAGE)} is on, but the program has no mask configuration")
+    if not on:
+        raise RecordError("stages", f"the program has a mask configuration, but {L.stage(MASKING_STAGE)} is off")
+    if check_unit(p.unit, L) != "main":
+        raise RecordError(
+            "stages", f"{L.stage(MASKING_STAGE)} is on in the sub unit, whose adapter has only the cast stage"
+        )
 
 
 def _stage_on(p: Fields, stage: StageKind, field: str, value: int | None, ref: str, L: Labels) -> bool:

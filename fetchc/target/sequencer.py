@@ -33,6 +33,7 @@ from fetchc.target import (
     dm_base_problem,
 )
 from fetchc.target import facts as target
+from fetchc.target.mask import MaskError, Padding, StreamPadding, pad_problem, stream_padding
 
 __all__ = [
     "SequencerError",
@@ -78,6 +79,12 @@ class SequencerConfig:
     * ``contiguous_run``: elements the innermost entries read back to back
       (hardware.md §3).
     * ``max_access_size``: ``gcd(packet_size, contiguous_run)`` elements.
+    * ``padding``: a padded fetch's :class:`~fetchc.target.mask.StreamPadding`
+      (the stream dims that walk its padded axis, the left pad, the valid
+      count), else ``None``.
+    * ``pad_entries``: ``(stream dim, entry)`` for each dim of ``padding``
+      when the entries were kept apart for a mask (``keep_padded``), else
+      ``()``.
     """
 
     base: int
@@ -90,6 +97,8 @@ class SequencerConfig:
     cycles: int
     contiguous_run: int
     max_access_size: int
+    padding: StreamPadding | None = None
+    pad_entries: tuple[tuple[int, int], ...] = ()
 
     @property
     def num_entries(self) -> int:
@@ -139,7 +148,9 @@ def split_size(n: int) -> tuple[int, int] | None:
     return None
 
 
-def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
+def build_entries(
+    sizes: Sequence[int], strides: Sequence[int], keep: frozenset[int] = frozenset()
+) -> list[tuple[int, int]]:
     """The sequencer entries ``[(size, stride), ...]`` (outermost first) for
     stream dimensions of ``sizes`` with element ``strides`` (outermost first),
     hardware.md §3:
@@ -154,21 +165,39 @@ def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[in
        (split entries are not merged again);
     4. no entry left: ``[(1, 1)]``.
 
-    Raises :class:`SequencerError` when a dimension cannot be split.  The
-    entry budget (8) is *not* checked here; see :func:`derive`.
+    ``keep``: stream dims that merge with nothing (the loops a mask names,
+    hardware.md §2.0); each of size > 1 stays one entry of its own.
+
+    Raises :class:`SequencerError` when a dimension cannot be split (or a
+    kept one would need splitting).  The entry budget (8) is *not* checked
+    here; see :func:`derive`.
     """
-    kept = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
-    merged: list[tuple[int, int]] = []  # innermost first
-    for n, s in reversed(kept):
-        if merged:
-            n_i, s_i = merged[-1]
+    return _build(sizes, strides, keep)[0]
+
+
+def _build(
+    sizes: Sequence[int], strides: Sequence[int], keep: frozenset[int]
+) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """:func:`build_entries` and the entry index of each kept dim of size > 1."""
+    kept = [(n, s, k) for k, (n, s) in enumerate(zip(sizes, strides, strict=False)) if n != 1]
+    merged: list[tuple[int, int, int | None]] = []  # innermost first; the kept dim of an entry
+    for n, s, dim in reversed(kept):
+        k = dim if dim in keep else None
+        if merged and k is None and merged[-1][2] is None:
+            n_i, s_i, _ = merged[-1]
             if s == n_i * s_i and n * n_i <= MAX_ENTRY_SIZE:
-                merged[-1] = (n * n_i, s_i)
+                merged[-1] = (n * n_i, s_i, None)
                 continue
-        merged.append((n, s))
+        merged.append((n, s, k))
     entries: list[tuple[int, int]] = []  # outermost first
-    for n, s in reversed(merged):
+    origin: dict[int, int] = {}
+    for n, s, k in reversed(merged):
         if n > MAX_ENTRY_SIZE:
+            if k is not None:
+                raise SequencerError(
+                    f"stream dim {k} walks the padded axis in {n} steps, more than one sequencer entry holds "
+                    f"({MAX_ENTRY_SIZE}), and a masked fetch keeps each dim that walks the padded axis in one entry"
+                )
             ab = split_size(n)
             if ab is None:
                 raise SequencerError(
@@ -177,8 +206,10 @@ def build_entries(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[in
             a, b = ab
             entries += [(a, b * s), (b, s)]
         else:
+            if k is not None:
+                origin[k] = len(entries)
             entries.append((n, s))
-    return entries or [(1, 1)]
+    return entries or [(1, 1)], origin
 
 
 def contiguous_run(entries: Sequence[tuple[int, int]]) -> int:
@@ -217,6 +248,8 @@ def derive(
     read_size: int | None,
     base: int,
     placed: bool = True,
+    pad: Padding | None = None,
+    keep_padded: bool = False,
 ) -> SequencerConfig:
     """The sequencer configuration of one fetch (hardware.md §3).
 
@@ -236,11 +269,19 @@ def derive(
       unplaced fetch (base 0 until ``fetch-place-dm``) is not checked against
       the end of DM: the placement reports a kernel that does not fit, with
       the slices that would make it fit.
+    * ``pad``: the fetch's padded axis (:class:`~fetchc.target.mask.Padding`),
+      whose index may then run over ``[-left, size - left)``;
+      ``keep_padded``: keep the stream dims that walk it in entries of their
+      own (the chain masks: hardware.md §2.0).
 
     Raises :class:`SequencerError`, checking in this order: malformed
     arguments (ranks, context, a non-memory element type); ``base`` negative,
-    not a multiple of 8 or not below 2^19; non-positive sizes; an index
-    outside the memref; an address outside ``[0, 2^19)`` (when placed); an odd 4-bit
+    not a multiple of 8 or not below 2^19; non-positive sizes; a padding that
+    may not be read (:func:`~fetchc.target.mask.pad_problem`) or that the
+    stream does not walk whole (:func:`~fetchc.target.mask.stream_padding`);
+    an index outside the memref (outside the padded range along the padded
+    dim); an address outside ``[0, 2^19)`` (when placed; a left pad reading
+    before address 0 says where the tensor may go); an odd 4-bit
     element offset; a dimension that cannot be split, more than 8 entries, a
     stride that does not fit i32; an odd non-innermost 4-bit entry stride;
     a non-contiguous innermost entry; no legal (or an illegal pinned / sub)
@@ -250,12 +291,14 @@ def derive(
     _check_base(base)
     _check_sizes(memref_shape, time_shape, packet_shape)
     sizes = [*time_shape, *packet_shape]
-    _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes)
+    padding = _padding(memref_shape, memref_strides, map_coeffs, map_consts, sizes, len(time_shape), pad)
+    _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes, pad)
     rank = len(memref_shape)
     dim_strides = [sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))]
     offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
-    _check_addresses(base, offset, dim_strides, sizes, elem, placed)
-    entries = _entries(sizes, dim_strides, elem, len(time_shape))
+    _check_addresses(base, offset, dim_strides, sizes, elem, placed, pad)
+    keep = frozenset(padding.dims) if padding is not None and keep_padded else frozenset()
+    entries, origin = _entries(sizes, dim_strides, elem, len(time_shape), keep)
     packet_size = math.prod(packet_shape)
     _check_innermost(entries, packet_size)
     run = contiguous_run(entries)
@@ -276,7 +319,32 @@ def derive(
         cycles=math.prod(time_shape) * words,
         contiguous_run=run,
         max_access_size=max_access,
+        padding=padding,
+        pad_entries=tuple(sorted(origin.items())),
     )
+
+
+def _padding(
+    memref_shape: Sequence[int],
+    memref_strides: Sequence[int],
+    map_coeffs: Sequence[Sequence[int]],
+    map_consts: Sequence[int],
+    sizes: Sequence[int],
+    time_rank: int,
+    pad: Padding | None,
+) -> StreamPadding | None:
+    """ir.md §3 rule 8 for a padded fetch: where its padding may be read
+    (:func:`~fetchc.target.mask.pad_problem`) and how its stream walks it
+    (:func:`~fetchc.target.mask.stream_padding`)."""
+    if pad is None:
+        return None
+    problem = pad_problem(memref_shape, memref_strides, pad)
+    if problem is not None:
+        raise SequencerError(problem)
+    try:
+        return stream_padding(map_coeffs[pad.dim], map_consts[pad.dim], sizes, time_rank, pad, memref_shape[pad.dim])
+    except MaskError as e:
+        raise SequencerError(e.message) from None
 
 
 def _check_innermost(entries: Sequence[tuple[int, int]], packet_size: int) -> None:
@@ -338,15 +406,27 @@ def _check_base(base: int) -> None:
 
 
 def _check_index_bounds(
-    memref_shape: Sequence[int], map_coeffs: Sequence[Sequence[int]], map_consts: Sequence[int], sizes: Sequence[int]
+    memref_shape: Sequence[int],
+    map_coeffs: Sequence[Sequence[int]],
+    map_consts: Sequence[int],
+    sizes: Sequence[int],
+    pad: Padding | None = None,
 ) -> None:
-    """Every index the map reaches lies inside the memref."""
+    """Every index the map reaches lies inside the memref (along a padded
+    dim: inside ``[-left, size - left)``)."""
     for r, extent in enumerate(memref_shape):
         lo = hi = map_consts[r]
         for d, n in enumerate(sizes):
             span = map_coeffs[r][d] * (n - 1)
             lo += min(0, span)
             hi += max(0, span)
+        if pad is not None and r == pad.dim:
+            if lo < -pad.left or hi >= pad.size - pad.left:
+                raise SequencerError(
+                    f"index {r} of the memref reaches [{lo}, {hi}] but its padded range is "
+                    f"[{-pad.left}, {pad.size - pad.left - 1}]: address outside the memref and its padding"
+                )
+            continue
         if lo < 0 or hi >= extent:
             raise SequencerError(
                 f"index {r} of the memref reaches [{lo}, {hi}] but the dimension "
@@ -355,16 +435,30 @@ def _check_index_bounds(
 
 
 def _check_addresses(
-    base: int, offset: int, dim_strides: Sequence[int], sizes: Sequence[int], elem: ElementType, placed: bool = True
+    base: int,
+    offset: int,
+    dim_strides: Sequence[int],
+    sizes: Sequence[int],
+    elem: ElementType,
+    placed: bool = True,
+    pad: Padding | None = None,
 ) -> None:
     """Every byte read lies in ``[0, 2^19)`` (one slice's DM; the upper end
-    only when ``placed``); a 4-bit first element is even."""
+    only when ``placed``, and for a padded fetch the lower end too: the
+    placement reserves its padded extent); a 4-bit first element is even."""
     bits = elem.bits
     lo_e = offset + sum(min(0, s * (n - 1)) for s, n in zip(dim_strides, sizes, strict=False))
     hi_e = offset + sum(max(0, s * (n - 1)) for s, n in zip(dim_strides, sizes, strict=False))
     lo_addr = base + (lo_e * bits) // 8
     hi_addr = base + (hi_e * bits) // 8 + max(1, bits // 8) - 1
-    if lo_addr < 0 or (placed and hi_addr >= BASE_LIMIT):
+    if pad is not None and lo_addr < 0 and placed:
+        need = -(-(base - lo_addr) // target.BASE_ALIGN) * target.BASE_ALIGN
+        raise SequencerError(
+            f"its padding reads DM byte addresses from {lo_addr}, below address 0: the left pad (and layout) "
+            f"reach {base - lo_addr} bytes before the tensor's base {base}; place the tensor at base {need} or "
+            "higher (rngd.dm_base), or pad less on the left"
+        )
+    if (lo_addr < 0 and (pad is None or placed)) or (placed and hi_addr >= BASE_LIMIT):
         raise SequencerError(
             f"the fetch reaches DM byte addresses [{lo_addr}, {hi_addr}], outside "
             f"[0, 2^19 = {BASE_LIMIT}): address outside one slice's DM"
@@ -376,19 +470,30 @@ def _check_addresses(
 
 
 def _entries(
-    sizes: Sequence[int], dim_strides: Sequence[int], elem: ElementType, time_rank: int
-) -> list[tuple[int, int]]:
-    """The loop nest (:func:`build_entries`), checked: at most 8 entries,
-    i32 strides, even 4-bit strides outside the innermost entry."""
-    entries = build_entries(sizes, dim_strides)
+    sizes: Sequence[int],
+    dim_strides: Sequence[int],
+    elem: ElementType,
+    time_rank: int,
+    keep: frozenset[int] = frozenset(),
+) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """The loop nest (:func:`build_entries`, keeping ``keep`` apart) and the
+    entry of each kept dim, checked: at most 8 entries, i32 strides, even
+    4-bit strides outside the innermost entry."""
+    entries, origin = _build(sizes, dim_strides, keep)
     if len(entries) > MAX_ENTRIES:
         nest = ", ".join(f"{n} : {s}" for n, s in entries)
+        kept = (
+            f"; fetch.mask keeps the stream dims that walk the padded axis ({', '.join(map(str, sorted(keep)))}) "
+            "in entries of their own"
+            if keep
+            else ""
+        )
         raise SequencerError(
             f"needs {len(entries)} sequencer entries, but the table holds {MAX_ENTRIES}: the stream's "
             f"{time_rank} time and {len(sizes) - time_rank} packet dims give [{nest}]; an outer dim merges "
             "into the one inside it when its stride is that dim's size times its stride, so lay the "
             "tensor out so that neighbouring dims merge, use fewer time dims (fold them into one), or "
-            "split the read into several fetches"
+            f"split the read into several fetches{kept}"
         )
     for n, s in entries:
         if not target.stride_fits(s):
@@ -404,7 +509,7 @@ def _entries(
                     f"addressable: every access must start on a byte, and element 2i "
                     f"is the low nibble of byte i"
                 )
-    return entries
+    return entries, origin
 
 
 _legal_bytes = target.read_bytes_ok

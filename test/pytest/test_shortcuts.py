@@ -395,14 +395,14 @@ def test_a_successful_command_leaves_as_the_interpreters_exit_does(tmp_path, emi
 
 def test_stage_codes_are_the_sum_of_their_bits():
     """fetch_seq._stages_code (one entry per set of stages) is the plain sum
-    of the stages' PROGRAMS word-24 bits, for every one of the 8 sets."""
+    of the stages' PROGRAMS word-24 bits, for every one of the 16 sets."""
     from itertools import combinations
 
     from fetchc import target
     from fetchc.dialects.fetch_seq import Stage, StagesAttr, _stages_code
 
-    sets = [frozenset(c) for n in range(4) for c in combinations(list(Stage), n)]
-    assert len(sets) == 8
+    sets = [frozenset(c) for n in range(5) for c in combinations(list(Stage), n)]
+    assert len(sets) == 16
     for flags in sets:
         plain = sum(s.bit for s in target.STAGES if Stage(s.name) in flags)
         assert _stages_code(flags) == StagesAttr(list(flags)).code == plain

@@ -19,7 +19,7 @@ func.func @two_lookups(%w: memref<64x16xf4E2M1FN>, %o: memref<64x16xbf16>) {
   %s = fetch.fetch %w : memref<64x16xf4E2M1FN> -> !fetch.stream<main, [64], [16], f4E2M1FN>
   // expected-note @+1 {{the table lookup is here}}
   %d = fetch.table_lookup %s : !fetch.stream<main, [64], [16], f4E2M1FN> -> !fetch.stream<main, [64], [16], f8E4M3FN>
-  // expected-error @+1 {{'fetch.table_lookup' op a second table lookup is not possible: the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, each at most once, directly after fetch.fetch and before any rngd op}}
+  // expected-error @+1 {{'fetch.table_lookup' op a second table lookup is not possible: the Fetch Adapter runs masking, then table lookup, then type cast, then zero-point subtraction, each at most once, directly after fetch.fetch and before any rngd op}}
   %b = fetch.table_lookup %d : !fetch.stream<main, [64], [16], f8E4M3FN> -> !fetch.stream<main, [64], [16], bf16>
   rngd.commit %b, %o : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>
   func.return
@@ -31,7 +31,7 @@ func.func @two_casts(%a: memref<64x8xf8E4M3FN>, %o: memref<64x8xbf16>) {
   %s = fetch.fetch %a : memref<64x8xf8E4M3FN> -> !fetch.stream<main, [64], [8], f8E4M3FN>
   // expected-note @+1 {{the type cast is here}}
   %f = fetch.cast %s : !fetch.stream<main, [64], [8], f8E4M3FN> -> !fetch.stream<main, [64], [8], f32>
-  // expected-error @+1 {{'fetch.cast' op a second type cast is not possible: the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, each at most once}}
+  // expected-error @+1 {{'fetch.cast' op a second type cast is not possible: the Fetch Adapter runs masking, then table lookup, then type cast, then zero-point subtraction, each at most once}}
   %b = fetch.cast %f : !fetch.stream<main, [64], [8], f32> -> !fetch.stream<main, [64], [8], bf16>
   rngd.commit %b, %o : !fetch.stream<main, [64], [8], bf16>, memref<64x8xbf16>
   func.return
@@ -80,7 +80,7 @@ func.func @cast_after_switch(%a: memref<64x8xf8E4M3FN>, %o: memref<64x8xf32>) {
   %s = fetch.fetch %a : memref<64x8xf8E4M3FN> -> !fetch.stream<main, [64], [8], f8E4M3FN>
   // expected-note @+1 {{the input is produced here}}
   %w = rngd.switch %s : !fetch.stream<main, [64], [8], f8E4M3FN> -> !fetch.stream<main, [64], [8], f8E4M3FN>
-  // expected-error @+1 {{'fetch.cast' op its input comes from 'rngd.switch', not from the Fetch Adapter: the Fetch Adapter runs table lookup, then type cast, then zero-point subtraction, each at most once, directly after fetch.fetch and before any rngd op; move this stage before the 'rngd.switch'}}
+  // expected-error @+1 {{'fetch.cast' op its input comes from 'rngd.switch', not from the Fetch Adapter: the Fetch Adapter runs masking, then table lookup, then type cast, then zero-point subtraction, each at most once, directly after fetch.fetch and before any rngd op; move this stage before the 'rngd.switch'}}
   %f = fetch.cast %w : !fetch.stream<main, [64], [8], f8E4M3FN> -> !fetch.stream<main, [64], [8], f32>
   rngd.commit %f, %o : !fetch.stream<main, [64], [8], f32>, memref<64x8xf32>
   func.return

@@ -257,32 +257,28 @@ def _table_lines(i: int, t: Table) -> list[str]:
         return _function_table_lines(i, t, mark)
     cells = table_cells(t)
     out = [f"table {i}: {t.in_dtype} -> {t.out_dtype}, {'paired' if t.paired else 'non-paired'}{mark}"]
-    return out + [_grid_layout(cells, t.paired)] + _grid(cells)
+    return out + _grid(cells, t.paired)
 
 
 GRID_COLUMNS = 100
 """Every line of a table grid is shorter than this (docs/seqbin.md, ``fetchc dis``)."""
 
 
-def _grid(cells: list[str]) -> list[str]:
-    """256 cells, by key, 8 keys a line (4 when 8 cells would make a line of
-    :data:`GRID_COLUMNS` or more): a ``key:`` line of column offsets, then
-    one line per row, labelled with its first key in hex (``0x08:``)."""
+def _grid(cells: list[str], paired: bool) -> list[str]:
+    """256 cells, by key, 8 keys a line (4, 2 or 1 when 8 cells would make a
+    line of :data:`GRID_COLUMNS` or more): the ``layout:`` line, a ``key:``
+    line of column offsets, then one line per row, labelled with its first
+    key in hex (``0x08:``)."""
     for per_line in (8, 4, 2, 1):
         widths = [max(len(cells[k]) for k in range(c, len(cells), per_line)) for c in range(per_line)]
         if 7 + sum(w + 1 for w in widths) < GRID_COLUMNS:
             break
-    out = ["   key:" + "".join(f" {'+' + str(c):>{widths[c]}}" for c in range(per_line))]
+    layout = f"  layout: {per_line} keys a line, key = label + column"
+    out = [layout + ("; cell = (lo,hi), the entry's low and high byte" if paired else "")]
+    out.append("   key:" + "".join(f" {'+' + str(c):>{widths[c]}}" for c in range(per_line)))
     for row in range(0, len(cells), per_line):
         out.append(f"  0x{row:02x}:" + "".join(f" {cells[row + c]:>{widths[c]}}" for c in range(per_line)))
     return out
-
-
-def _grid_layout(cells: list[str], paired: bool) -> str:
-    """The ``layout:`` line of a table grid (:func:`_grid`)."""
-    per_line = len(_grid(cells)[1].split()) - 1
-    text = f"  layout: {per_line} keys a line, key = label + column"
-    return text + ("; cell = (lo,hi), the entry's low and high byte" if paired else "")
 
 
 def _header_value(t: Table, name: str) -> str:
@@ -309,7 +305,7 @@ def _function_table_lines(i: int, t: Table, mark: str) -> list[str]:
     vals = t.values()
     if len(vals) == 256:
         cells = [format_value(v, t.out_dtype) for v in vals]
-        return out + [_grid_layout(cells, False)] + _grid(cells)
+        return out + _grid(cells, False)
     for x in (-2, -1, 0, 1, 2):
         k = _key_of(t, x)
         key = format_float(target.functions.key_value(t.in_dtype, k, t.scale, t.zero_point))

@@ -79,6 +79,7 @@ from fetchc.dialects.stream import StreamType, stream_type
 from fetchc.target import functions
 from fetchc.target.layout import NonLinearMap, linear_coefficients, shape_text, static_shape
 from fetchc.target.mask import I64_MAX, FetchMaskConfig, MaskError, Padding, derive_mask
+from fetchc.wording import a_or_an, count
 
 __all__ = [
     "StreamType",
@@ -179,7 +180,7 @@ def _affine_map(mt: MemRefType, st: StreamType, amap: AffineMapAttr | None) -> A
     rank = len(mt.get_shape())
     if ndims != rank:
         raise OpError(
-            f"needs a 'map' property: the stream has {ndims} dims (time then packet) but the "
+            f"needs a 'map' property: the stream has {count(ndims, 'dim')} (time then packet) but the "
             f"memref has rank {rank}, so the default identity map does not apply"
         )
     return AffineMap.identity(rank)
@@ -198,11 +199,11 @@ def _sequencer_inputs(
     rank = len(mt.get_shape())
     if amap.num_dims != ndims:
         raise OpError(
-            f"'map' has {amap.num_dims} dims but the stream has {ndims} "
+            f"'map' has {count(amap.num_dims, 'dim')} but the stream has {ndims} "
             f"(time {list(st.time)} then packet {list(st.packet)})"
         )
     if len(amap.results) != rank:
-        raise OpError(f"'map' has {len(amap.results)} results but the memref has rank {rank}")
+        raise OpError(f"'map' has {count(len(amap.results), 'result')} but the memref has rank {rank}")
     try:
         coeffs, consts = _LINEAR.get((amap,), (), lambda: _frozen_coefficients(amap))
     except NonLinearMap as e:
@@ -578,10 +579,11 @@ def _function_table_error(op: TableLookupOp, s: target.ElementType | None, d: ta
 def _function_params_error(op: TableLookupOp, s: target.ElementType, sn: str) -> str | None:
     scale, zp = op.scale, op.zero_point
     if s.is_float and (scale is not None or zp is not None):
-        given = " and ".join(f"'{n}'" for n, a in (("scale", scale), ("zero_point", zp)) if a is not None)
+        names = [f"'{n}'" for n, a in (("scale", scale), ("zero_point", zp)) if a is not None]
+        verb, pronoun = ("apply", "them") if len(names) > 1 else ("applies", "it")
         return (
-            f"{given} apply only to integer keys (i8, i16); a {sn} key's value is the number it encodes: "
-            f"drop {'them' if ' and ' in given else 'it'}"
+            f"{' and '.join(names)} {verb} only to integer keys (i8, i16); {a_or_an(sn)} key's value is the number "
+            f"it encodes: drop {pronoun}"
         )
     if scale is not None:
         if not isinstance(scale, FloatAttr) or not isinstance(scale.type, Float32Type):
@@ -717,7 +719,7 @@ class CastOp(_StreamToStream):
                 return
             if src.element_type == dst.element_type:
                 # hardware.md §2.2: the identity cast programs no stage.
-                check_not_contraction_only(self, self.input, "cast an {t} stream")
+                check_not_contraction_only(self, self.input, "cast {a_t} stream")
                 return
             sn, dn = _tname(src.element_type), _tname(dst.element_type)
             outs = target.cast_outputs(s) if s else []
@@ -901,7 +903,8 @@ class ZpSubOp(IRDLOperation):
             raise OpError(f"has no {sn} -> {dn} form: zero-point subtraction widens {sn} to {rule.result.name}")
 
         def zp_range() -> None:
-            rule = target.ZERO_POINT[s]  # type: ignore[index]  # runs after table(): s has a rule
+            rule = target.ZERO_POINT.get(s) if s else None
+            assert rule is not None  # runs after table(), which rejects a type without one
             if not rule.lo <= self.zp <= rule.hi:
                 raise OpError(
                     f"zero point {self.zp} is outside the {rule.source.name} range [{rule.lo}, {rule.hi}]; "
@@ -957,7 +960,7 @@ class ConvertOp(_StreamToStream):
         run_checks(
             [
                 lambda: check_stream_operands(self),
-                lambda: check_not_contraction_only(self, self.input, "convert an {t} stream"),
+                lambda: check_not_contraction_only(self, self.input, "convert {a_t} stream"),
                 order,
                 lambda: check_linear_uses(self),
                 lambda: check_same_shape(self, src, dst),

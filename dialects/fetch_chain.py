@@ -31,11 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from fetchc import target
 from fetchc.diagnostics import OpError
 from fetchc.dialects.stream import StreamType, stream_type
+from fetchc.wording import a_or_an
 
 STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")
 """Dialects whose ops produce and consume ``!fetch.stream`` values."""
@@ -80,17 +82,18 @@ def contraction_only_fix(elem: str) -> str:
 
 def contraction_only_error(op: Operation, v: SSAValue, what: str) -> OpError:
     """Rule 3 at a consumer ``op`` of the i5/i9 stream ``v``.  ``what`` says
-    what ``op`` does, with ``{t}`` for the type (``"commit an {t} stream to
-    memory"``).  The note points at the producing ``fetch.zp_sub``."""
+    what ``op`` does, with ``{a_t}`` for the type after its article and
+    ``{t}`` for the type alone (``"commit {a_t} stream to memory"``,
+    :func:`fetchc.wording.a_or_an`).  The note points at the producing ``fetch.zp_sub``."""
     t = v.type
     assert isinstance(t, StreamType)
     e = target.type_name(t.element_type)
     producer = zp_producer(v)
     notes = [(producer, f"the {e} stream is produced here by zero-point subtraction")] if producer else []
     return OpError(
-        f"cannot {what.format(t=e)}: {e} is the Contraction Engine's staging type, and its only consumer is "
-        "rngd.contract_outer (through rngd.switch / rngd.collect); it cannot be committed to memory, stored "
-        "to TRF or VRF, transposed, or fed to any other engine" + contraction_only_fix(e),
+        f"cannot {what.format(t=e, a_t=a_or_an(e))}: {e} is the Contraction Engine's staging type, and its only "
+        "consumer is rngd.contract_outer (through rngd.switch / rngd.collect); it cannot be committed to memory, "
+        "stored to TRF or VRF, transposed, or fed to any other engine" + contraction_only_fix(e),
         notes,
     )
 
@@ -119,9 +122,9 @@ def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
     from fetchc.rewriting import walk
 
     for op in walk(module):
-        if op.name != "func.func":
+        if not isinstance(op, FuncOp):
             continue
-        bad_slices = slice_errors(op)  # type: ignore[arg-type]  # named func.func: a FuncOp
+        bad_slices = slice_errors(op)
         if bad_slices:  # one error per op: the first
             out.append((op, bad_slices[0]))
             continue
@@ -325,7 +328,7 @@ def check_stage_order(op: Operation, operand: SSAValue) -> None:
         if theirs < mine or identity:
             return
         me, them = STAGE_OPS[op.name].text, STAGE_OPS[prev.name].text
-        what = "a second " + me if theirs == mine else f"a {me} after {them}"
+        what = "a second " + me if theirs == mine else f"{a_or_an(me)} after {them}"
         raise OpError(f"{what} is not possible: {base_msg}", [(prev, f"the {them} is here")])
     raise OpError(
         f"its input comes from '{prev.name}', not from the Fetch Adapter: {base_msg}; move this stage "

@@ -84,6 +84,7 @@ from fetchc.target.mask import (
     check_stream_padding,
 )
 from fetchc.target.record import FIELDS, Fields, RecordError, check_program
+from fetchc.wording import count
 
 # ---------------------------------------------------------------------------
 # Enumerated register fields (seqbin.md PROGRAMS words 0, 24, 26, 29)
@@ -623,8 +624,10 @@ class ProgramOp(IRDLOperation):
     def _read_fields(self) -> Fields:
         p: dict[str, Any] = self.properties  # each of the type its definition declares (IRDL verified it)
         zp, tc = p.get("zero_point"), p.get("type_conversion")
+        in_dtype, out_dtype = self.in_dtype, self.out_type.elem
+        assert in_dtype is not None and out_dtype is not None  # Fetch Unit types: verify_ checks them first
         return Fields(
-            unit=p["unit"].code, in_dtype=self.in_dtype, out_dtype=self.out_type.elem,  # type: ignore[arg-type]  # Fetch Unit types: verify_ checks them first
+            unit=p["unit"].code, in_dtype=in_dtype, out_dtype=out_dtype,
             base=p["base"].value.data, packet_size=p["packet_size"].value.data,
             fetch_size=p["fetch_size"].value.data, limits=_ints(p["limits"]), strides=_ints(p["strides"]),
             stages=p["stages"].code, table=None if p.get("table") is None else 0,
@@ -663,17 +666,22 @@ class ProgramOp(IRDLOperation):
             packet *= d
         if self.field("packet_size") != packet:
             raise OpError(
-                f"packet_size {self.field('packet_size')} differs from the result stream's packet of {packet} elements"
+                f"packet_size {self.field('packet_size')} differs from the result stream's packet of "
+                f"{count(packet, 'element')}"
             )
 
     def _verify_chain(self, top: TableOp | None) -> None:
         # Every rule of the record (hardware.md §2-3, seqbin.md PROGRAMS):
         # one implementation, fetchc.target.record, shared with the seq.bin
         # reader and writer and the simulator.
-        pairs = [] if top is None else [top.pair]
+        pairs: list[tuple[target.ElementType, target.ElementType]] = []
+        if top is not None:
+            src, dst = top.pair
+            assert src is not None and dst is not None  # a valid table's pair (_verify_fields)
+            pairs.append((src, dst))
         fields = self.fields()
         try:
-            check_program(fields, pairs, FIELDS, table_ref=_ref_text(self.table), masked=self.mask is not None)  # type: ignore[arg-type]  # a valid table's pair (_verify_fields)
+            check_program(fields, pairs, FIELDS, table_ref=_ref_text(self.table), masked=self.mask is not None)
             if self.mask is not None:
                 check_mask_config(self.mask.config, fields.limits, fields.in_dtype)
         except RecordError as e:

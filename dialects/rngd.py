@@ -57,6 +57,7 @@ from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction
 from fetchc.dialects.shared import direct_accessors, i64_attr, init_op
 from fetchc.dialects.stream import StreamType
 from fetchc.target.layout import static_shape
+from fetchc.wording import count
 
 # ---------------------------------------------------------------------------
 # Types
@@ -118,11 +119,12 @@ class _StreamPassOp(IRDLOperation):
 
     def verify_(self) -> None:
         def same() -> None:
-            if self.input.type != self.result.type:
+            t_in = self.input.type
+            if t_in != self.result.type:
+                assert isinstance(t_in, StreamType)  # operand_def(StreamType), typed Attribute by xDSL
                 raise OpError(
                     f"passes a stream through unchanged, but its result type "
-                    f"{self.result.type.spelled()} differs from its input "
-                    f"{self.input.type.spelled()}"  # type: ignore[attr-defined]  # a StreamType (operand_def), typed Attribute by xDSL
+                    f"{self.result.type.spelled()} differs from its input {t_in.spelled()}"
                 )
 
         run_checks([lambda: check_stream_operands(self), lambda: check_linear_uses(self), same])
@@ -152,9 +154,9 @@ class SwitchOp(_StreamPassOp):
         lower, upper = packet // step * step, (packet // step + 1) * step
         nearest = f"{lower} or {upper}" if lower else f"{upper}"
         raise OpError(
-            f"its packet of {packet} {elem.name} elements is {_bytes_text(bits)} bytes, not a whole number of "
-            f"{target.SWITCH_WORD_BYTES}-byte access words: the Switch Engine takes packets of a multiple of {step} "
-            f"{elem.name} elements; the nearest legal packets hold {nearest} elements"
+            f"its packet of {count(packet, f'{elem.name} element')} is {_bytes_text(bits)} bytes, not a whole "
+            f"number of {target.SWITCH_WORD_BYTES}-byte access words: the Switch Engine takes packets of a multiple "
+            f"of {step} {elem.name} elements; the nearest legal packets hold {nearest} elements"
         )
 
 
@@ -247,12 +249,14 @@ class TransposeOp(IRDLOperation):
         def shape() -> None:
             _same_element(self, src, dst, "result")
             if src.numel != dst.numel:
-                raise OpError(f"turns {src.numel} elements into {dst.numel}; a transpose keeps the element count")
+                raise OpError(
+                    f"turns {count(src.numel, 'element')} into {dst.numel}; a transpose keeps the element count"
+                )
 
         run_checks(
             [
                 lambda: check_stream_operands(self),
-                lambda: check_not_contraction_only(self, self.input, "transpose an {t} stream"),
+                lambda: check_not_contraction_only(self, self.input, "transpose {a_t} stream"),
                 lambda: check_linear_uses(self),
                 shape,
             ]
@@ -284,12 +288,12 @@ class CommitOp(IRDLOperation):
             except ValueError as e:
                 raise OpError(str(e)) from None
             if n != src.numel:
-                raise OpError(f"writes {src.numel} elements into a memref of {n}; the sizes must match")
+                raise OpError(f"writes {count(src.numel, 'element')} into a memref of {n}; the sizes must match")
 
         run_checks(
             [
                 lambda: check_stream_operands(self),
-                lambda: check_not_contraction_only(self, self.input, "commit an {t} stream to memory"),
+                lambda: check_not_contraction_only(self, self.input, "commit {a_t} stream to memory"),
                 shape,
             ]
         )
@@ -305,7 +309,7 @@ class _ToRegFile(IRDLOperation):
     def verify_(self) -> None:
         src = self.input.type
         assert isinstance(src, StreamType)
-        what = "store an {t} stream to the TRF" if self.name == "rngd.to_trf" else "store an {t} stream to the VRF"
+        what = "store {a_t} stream to the TRF" if self.name == "rngd.to_trf" else "store {a_t} stream to the VRF"
         run_checks(
             [
                 lambda: check_stream_operands(self),
@@ -444,8 +448,8 @@ class BlockScaleOp(IRDLOperation):
         run_checks(
             [
                 lambda: check_stream_operands(self),
-                lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
-                lambda: check_not_contraction_only(self, self.scale, "use an {t} stream as block scales"),
+                lambda: check_not_contraction_only(self, self.input, "scale {a_t} stream in the Vector Engine"),
+                lambda: check_not_contraction_only(self, self.scale, "use {a_t} stream as block scales"),
                 lambda: check_linear_uses(self),
                 types,
             ]
@@ -478,7 +482,7 @@ class TensorScaleOp(IRDLOperation):
         run_checks(
             [
                 lambda: check_stream_operands(self),
-                lambda: check_not_contraction_only(self, self.input, "scale an {t} stream in the Vector Engine"),
+                lambda: check_not_contraction_only(self, self.input, "scale {a_t} stream in the Vector Engine"),
                 lambda: check_linear_uses(self),
                 types,
             ]

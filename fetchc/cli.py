@@ -115,9 +115,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--emit",
         choices=("bin", "mlir", "seq"),
-        default="bin",
-        help="bin: seq.bin (default); mlir: the IR after the pipeline (default pipeline without "
-        "fetch-to-seq); seq: the IR in the fetch_seq dialect",
+        default=None,
+        help="bin: seq.bin (the default, unless -o ends in .mlir); mlir: the IR after the pipeline (default "
+        "pipeline without fetch-to-seq; the default for -o FILE.mlir); seq: the IR in the fetch_seq dialect",
     )
     p.add_argument(
         "-p",
@@ -283,6 +283,7 @@ def main_compile(argv: list[str]) -> int:
     if args.passes is not None and len(args.passes) > 1:
         parser.error("give the pass pipeline once (-p, --pass-pipeline and --passes are one option)")
     args.passes = args.passes[0] if args.passes else None
+    args.emit = emit_kind(args.emit, args.output)
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         data = _read_input(args.input)
@@ -308,6 +309,16 @@ def main_compile(argv: list[str]) -> int:
 
         whole_put(data, filename, repeat, _LAST_CLEAN)
     return status
+
+
+def emit_kind(emit: str | None, output: str) -> str:
+    """What the compiler writes (docs/cli.md, Compiling): an explicit
+    ``--emit`` as given (``-o x.mlir --emit=bin`` writes a ``seq.bin``);
+    without one, ``mlir`` when ``-o`` names a file ending in ``.mlir``
+    (``-o t.mlir``), else ``bin``."""
+    if emit is not None:
+        return emit
+    return "mlir" if output != "-" and output.endswith(".mlir") else "bin"
 
 
 _LAST_CLEAN: bytes | None = None
@@ -339,9 +350,9 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     pipeline, emit, write ``-o`` (``dest``: the arguments of :func:`_write`
     after the data); diagnostics on stderr.  Returns the exit status."""
     global _LAST_CLEAN
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, run_pipeline
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline
     from fetchc.frontend.context import shared_context
-    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
+    from fetchc.frontend.parsing import decode_source, split_input_file
     from fetchc.frontend.render import SourceManager, render_all
     from fetchc.frontend.verify_diagnostics import check_expected
 
@@ -368,36 +379,18 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
 
     chunks = split_input_file(text) if args.split_input_file else [(text, 0)]
     if args.emit == "bin" and len(chunks) > 1 and not args.verify_diagnostics:
-        return _error("--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq")
+        return _error(
+            "--emit=bin makes one seq.bin per input: with --split-input-file use --emit=mlir or --emit=seq "
+            "(or -o FILE.mlir)"
+        )
 
     ctx = shared_context()
     outputs: list[bytes] = []
     failed = printed = False
     for chunk, offset in chunks:
-        diags: list[Diagnostic] = []
-        module = None
-        try:
-            module = parse_module(ctx, chunk, filename, offset)
-        except DiagnosticError as e:
-            diags = e.diagnostics
-
-        if module is not None:
-            with _pass_prints_to_stderr(args.output):
-                result = run_pipeline(
-                    module,
-                    ctx,
-                    passes,
-                    _dump_ir("After", args) if args.print_ir_after_all else None,
-                    before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
-                    verify_each=args.verify_each,
-                )
-            diags = result.diagnostics
-            if result.ok and not args.verify_diagnostics:
-                try:
-                    out, diags = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
-                    outputs.append(out)
-                except DiagnosticError as e:
-                    diags = e.diagnostics
+        out, diags = _compile_chunk(args, ctx, passes, chunk, offset, filename)
+        if out is not None:
+            outputs.append(out)
         if args.verify_diagnostics:
             failures = check_expected(diags, chunk, filename, offset)
             if failures:
@@ -416,6 +409,35 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     if not printed:
         _LAST_CLEAN = data
     return _write(args.output, data, *dest)
+
+
+def _compile_chunk(args, ctx, passes, chunk: str, offset: int, filename: str) -> tuple[bytes | None, list]:
+    """One input (a ``--split-input-file`` chunk starting at line ``offset``
+    + 1, or the whole file): parse, run ``passes``, emit as ``--emit`` says
+    (not with ``--verify-diagnostics``).  Returns the output (``None`` when
+    there is none) and the diagnostics, errors included."""
+    from fetchc.driver import run_pipeline
+    from fetchc.frontend.parsing import parse_module
+
+    try:
+        module = parse_module(ctx, chunk, filename, offset)
+    except DiagnosticError as e:
+        return None, e.diagnostics
+    with _pass_prints_to_stderr(args.output):
+        result = run_pipeline(
+            module,
+            ctx,
+            passes,
+            _dump_ir("After", args) if args.print_ir_after_all else None,
+            before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
+            verify_each=args.verify_each,
+        )
+    if not result.ok or args.verify_diagnostics:
+        return None, result.diagnostics
+    try:
+        return _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+    except DiagnosticError as e:
+        return None, e.diagnostics
 
 
 def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> bytes | None:
@@ -651,35 +673,15 @@ def main_sim(argv: list[str]) -> int:
     file is created and an existing one is left as it was), in place for
     ``/dev/stdout``, a pipe or a FIFO.  The ``.npz`` keys are the program
     names, whatever they are (:func:`fetchc.outputs.write_npz`)."""
-    parser = _sim_parser()
-    try:
-        args = parser.parse_args(argv)
-        if (args.dm is None) == (not args.arg):
-            raise _UsageError(
-                "give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
-                if args.dm is not None
-                else "one of --dm IMAGE or --arg NAME=FILE.npy is required"
-            )
-    except _UsageError as e:
-        sys.stderr.write(parser.format_usage())
-        _error(f"{e}")
-        return 2  # a usage error, like argparse and the other subcommands
-    except SystemExit as e:  # --help
-        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    args = _sim_args(argv)
+    if isinstance(args, int):
+        return args
     load_numpy()
 
     from fetchc.golden.inputs import InputError, parse_arg_specs
     from fetchc.golden.run import RunError, simulate_with_args
-    from fetchc.golden.sim import (
-        SimError,
-        check_memory,
-        check_program_name,
-        output_limit_bytes,
-        read_dm_image,
-        simulate,
-    )
+    from fetchc.golden.sim import SimError, check_program_name
     from fetchc.seqbin import SeqBinError, read
-    from fetchc.target import SLICE_DM_BYTES
 
     inputs = _identities([args.seqbin] + ([args.dm] if args.dm is not None else []))
     binary = ".npy data" if args.program is not None else ".npz data"
@@ -707,29 +709,63 @@ def main_sim(argv: list[str]) -> int:
         except SimError as e:
             return _file_error(args.seqbin, e)
     else:
-        try:
-            st = os.stat(args.dm)
-        except OSError as e:
-            return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
-        size = st.st_size if stat.S_ISREG(st.st_mode) else None
-        try:
-            if size is not None and size <= SLICE_DM_BYTES:  # the image and every output, before reading
-                check_memory(sb, size, args.program)
-        except SimError as e:
-            return _file_error(args.seqbin, e)
-        try:
-            with open(args.dm, "rb", buffering=0) as f:
-                dm = read_dm_image(f, size, output_limit_bytes())
-        except OSError as e:
-            return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
-        except SimError as e:
-            return _file_error(args.dm, e)
-        try:
-            results = simulate(sb, dm, args.program, shaped=True)
-        except SimError as e:
-            return _file_error(args.seqbin, e)
-        del dm
+        on_image = _sim_on_image(sb, args)
+        if isinstance(on_image, int):
+            return on_image
+        results = on_image
     return _write_arrays(args.output, results[args.program] if args.program is not None else results, inputs)
+
+
+def _sim_args(argv: list[str]) -> argparse.Namespace | int:
+    """``fetchc sim``'s arguments, or the exit status of a usage error (2,
+    with the usage line; also for both or neither of ``--dm`` and
+    ``--arg``) or of ``--help`` (0)."""
+    parser = _sim_parser()
+    try:
+        args = parser.parse_args(argv)
+        if (args.dm is None) == (not args.arg):
+            raise _UsageError(
+                "give the DM image either as --dm IMAGE or as --arg NAME=FILE.npy ..., not both"
+                if args.dm is not None
+                else "one of --dm IMAGE or --arg NAME=FILE.npy is required"
+            )
+    except _UsageError as e:
+        sys.stderr.write(parser.format_usage())
+        _error(f"{e}")
+        return 2  # a usage error, like argparse and the other subcommands
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    return args
+
+
+def _sim_on_image(sb, args: argparse.Namespace) -> dict | int:
+    """``fetchc sim --dm IMAGE``: the programs' outputs on the image (its
+    size and every output checked against the memory budget before it is
+    read), or the exit status of an error (printed)."""
+    from fetchc.golden.sim import SimError, check_memory, output_limit_bytes, read_dm_image, simulate
+    from fetchc.target import SLICE_DM_BYTES
+
+    try:
+        st = os.stat(args.dm)
+    except OSError as e:
+        return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
+    size = st.st_size if stat.S_ISREG(st.st_mode) else None
+    try:
+        if size is not None and size <= SLICE_DM_BYTES:  # the image and every output, before reading
+            check_memory(sb, size, args.program)
+    except SimError as e:
+        return _file_error(args.seqbin, e)
+    try:
+        with open(args.dm, "rb", buffering=0) as f:
+            dm = read_dm_image(f, size, output_limit_bytes())
+    except OSError as e:
+        return _error(f"cannot read the DM image '{args.dm}': {e.strerror or e}")
+    except SimError as e:
+        return _file_error(args.dm, e)
+    try:
+        return simulate(sb, dm, args.program, shaped=True)
+    except SimError as e:
+        return _file_error(args.seqbin, e)
 
 
 def _program_keys(sb) -> list[str]:

@@ -49,6 +49,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from fetchc.wording import a_or_an
+
 __all__ = [
     "MAX_DIMS",
     "MAX_HEADER_BYTES",
@@ -152,7 +154,9 @@ def _header(f: BinaryIO, major: int, where: str) -> tuple[tuple[int, ...], bool,
         raise NpyError(f"{where} has a corrupt .npy header: the file ends inside it")
     hlen = int.from_bytes(size_bytes, "little")
     if hlen > MAX_HEADER_BYTES:
-        raise NpyError(f"{where} has a {hlen}-byte .npy header, more than the {MAX_HEADER_BYTES} bytes of any real one")
+        raise NpyError(
+            f"{where} has {a_or_an(f'{hlen}-byte')} .npy header, more than the {MAX_HEADER_BYTES} bytes of any real one"
+        )
     raw = f.read(hlen)
     if len(raw) < hlen:
         raise NpyError(f"{where} has a corrupt .npy header: the file ends inside it")

@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 __all__ = [
     "STALE_AFTER_SECONDS",
@@ -225,7 +225,7 @@ class _StreamWriter:
 
 def _to_stream(writer: _StreamWriter, data: bytes | Callable[[BinaryIO], None]) -> None:
     if callable(data):
-        data(writer)  # type: ignore[arg-type]  # _StreamWriter: the BinaryIO methods writers use
+        data(cast(BinaryIO, writer))  # _StreamWriter has the BinaryIO methods writers use
     else:
         writer.write(data)
     writer.flush()

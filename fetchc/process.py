@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from fetchc.wording import a_or_an
+
 __all__ = [
     "DEEP_RECURSION_LIMIT",
     "DEEP_STACK_BYTES",
@@ -318,8 +320,8 @@ def stack_text() -> str:
     if size == 0:
         return f"the recursion limit of {limit} on the main thread (no larger stack could be reserved{limit_text()})"
     if size < DEEP_STACK_BYTES:
-        return f"a {size >> 20} MiB stack with a recursion limit of {limit}{limit_text()}"
-    return f"a {size >> 20} MiB stack with a recursion limit of {limit}"
+        return f"{a_or_an(str(size >> 20))} MiB stack with a recursion limit of {limit}{limit_text()}"
+    return f"{a_or_an(str(size >> 20))} MiB stack with a recursion limit of {limit}"
 
 
 @contextlib.contextmanager

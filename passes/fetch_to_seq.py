@@ -36,7 +36,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, Rewr
 
 from fetchc import target
 from fetchc.diagnostics import OpError, PassError
-from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp
+from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp, ZpSubOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
@@ -159,8 +159,8 @@ class FetchToProgram(RewritePattern):
                 table = self.tables.symbol(src, dst, stage.function, stage.scale_value, stage.zero_point_value)
             elif stage.name == "fetch.cast" and src != dst:
                 cast = (src, dst)
-            elif stage.name == "fetch.zp_sub":
-                zero_point = (target.ZERO_POINT[src], stage.zp)  # type: ignore[attr-defined]  # a ZpSubOp (by name)
+            elif isinstance(stage, ZpSubOp):
+                zero_point = (target.ZERO_POINT[src], stage.zp)
         try:
             cfg = op.sequencer_config(cast_out=cast[1] if cast else None, infer_cast=False, masked=masked)
             mask = op.mask_config(cfg) if masked else None

@@ -214,7 +214,9 @@ class _Tensor:
 
 
 def _first_prop(t: _Tensor) -> str:
-    return next(u.prop for u in t.uses if u.op is t.source)  # type: ignore[return-value]  # the source named a property
+    prop = next(u.prop for u in t.uses if u.op is t.source)
+    assert prop is not None  # the source named a property
+    return prop
 
 
 def _prop_text(use: _Use) -> str:
@@ -374,8 +376,8 @@ def _collect_uses(func: FuncOp, entry: Block) -> _Walk:
             addr = attr.value.data if isinstance(attr, IntegerAttr) else None
         if isinstance(value, BlockArgument) and value.block is entry:
             found.arg_uses.append((value.index, _Use(op, prop, addr)))
-        elif isinstance(value, OpResult) and value.op in found.scratches:
-            found.scratches[value.op].append(_Use(op, prop, addr))  # type: ignore[index]  # a key: a ScratchOp
+        elif isinstance(value, OpResult) and isinstance(value.op, ScratchOp) and value.op in found.scratches:
+            found.scratches[value.op].append(_Use(op, prop, addr))
         elif found.foreign is None:
             found.foreign = (op, value, verb)
     return found
@@ -566,11 +568,13 @@ def _write_back(
     func: FuncOp,
     old_attrs: list[DictionaryAttr],
     tensors: dict[int, _Tensor],
+    bases: dict[int, int],
     scratches: dict[ScratchOp, list[_Use]],
     scratch_bases: dict[ScratchOp, int],
     listener: PatternRewriterListener | None,
 ) -> None:
-    """Write the placement into the IR: ``rngd.dm_base`` on every memref
+    """Write the placement into the IR (``bases``: each tensor's, by argument
+    index): ``rngd.dm_base`` on every memref
     argument of ``func`` (whose other argument attributes are kept), the
     address on every op that names one, ``dm_base`` on every scratch buffer;
     ``listener`` is told of ``func`` and of every op that changes."""
@@ -578,13 +582,13 @@ def _write_back(
     for i in range(len(func.args)):
         attrs: dict[str, Attribute] = dict(old_attrs[i].data) if i < len(old_attrs) else {}
         if i in tensors:
-            attrs[DM_BASE_ATTR] = i64_attr(tensors[i].base)
+            attrs[DM_BASE_ATTR] = i64_attr(bases[i])
         new_attrs.append(DictionaryAttr(attrs))
     func.arg_attrs = ArrayAttr(new_attrs)
     if listener is not None:
         listener.handle_operation_modification(func)
-    for t in tensors.values():
-        _set_addresses(t.uses, t.base, listener)  # type: ignore[arg-type]  # placed: base is set
+    for i, t in tensors.items():
+        _set_addresses(t.uses, bases[i], listener)
     for sop, base in scratch_bases.items():
         if sop.properties.get("dm_base") != i64_attr(base):
             sop.properties["dm_base"] = i64_attr(base)
@@ -616,12 +620,14 @@ def place_function(
     _check_addresses(func, tensors, dm_size)
     _place_rest(func, tensors, dm_size)
     _check_padding_overlaps(tensors)
+    bases = {i: t.base for i, t in tensors.items() if t.base is not None}
+    assert len(bases) == len(tensors)  # _place_rest placed every tensor
     # Scratch buffers after every argument (and its padded extent), in
     # program order; check them all before touching the IR.
-    free = max((t.base + t.pend for t in tensors.values() if t.end > t.lo), default=0)  # type: ignore[operator]  # placed: bases are set
+    free = max((bases[i] + t.pend for i, t in tensors.items() if t.end > t.lo), default=0)
     scratch_bases = place_scratch(func, found.scratches, free, dm_size)
-    _write_back(func, old_attrs, tensors, found.scratches, scratch_bases, listener)
-    return {i: t.base for i, t in tensors.items()}  # type: ignore[misc]  # placed: bases are set
+    _write_back(func, old_attrs, tensors, bases, found.scratches, scratch_bases, listener)
+    return bases
 
 
 def place_scratch(

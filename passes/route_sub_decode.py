@@ -127,6 +127,13 @@ def _check(fetch: FetchOp, cast_out: target.ElementType | None, request: Operati
         ) from None
 
 
+def _scratch_of(new: list[Operation]) -> ScratchOp:
+    """The scratch buffer of :func:`_route`'s ops: the first."""
+    scratch = new[0]
+    assert isinstance(scratch, ScratchOp)
+    return scratch
+
+
 def _route(
     request: Operation, codes: FetchOp, decoded: target.ElementType, staged_cast: target.ElementType | None
 ) -> tuple[list[Operation], FetchOp]:
@@ -192,7 +199,7 @@ class RouteSubConvert(_RoutePattern):
         (kind, decoded), rest = chain[0], chain[1:]
         assert kind == target.TABLE_LOOKUP and all(k == target.CAST for k, _ in rest)
         new, staged = _route(op, codes, decoded, rest[-1][1] if rest else None)
-        self.created.append(new[0])  # type: ignore[arg-type]  # _route's first op: the scratch buffer
+        self.created.append(_scratch_of(new))
 
         value: SSAValue = staged.result
         casts: list[Operation] = []
@@ -219,7 +226,7 @@ class RouteSubDequant(_RoutePattern):
         base = None if op.scale_base is None else op.scale_base.value.data
         sops, scale = scale_fetch_ops(op, codes, base)
         new, staged = _route(op, codes, target.F8E4M3FN, target.F32)
-        self.created.append(new[0])  # type: ignore[arg-type]  # _route's first op: the scratch buffer
+        self.created.append(_scratch_of(new))
 
         cast = CastOp(staged.result, staged.stream.with_element(target.mlir_type(target.F32)))
         cast.location = op.location

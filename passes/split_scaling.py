@@ -49,6 +49,7 @@ from fetchc.dialects.fetch import CastOp, DequantOp, FetchOp, StreamType, TableL
 from fetchc.dialects.rngd import BlockScaleOp, TensorScaleOp
 from fetchc.rewriting import FetchcPass, apply_pattern
 from fetchc.target.layout import linear_coefficients, shape_text
+from fetchc.wording import count
 
 
 def _affine(coeffs: list[int], const: int) -> AffineExpr:
@@ -83,7 +84,7 @@ def scale_fetch_layout(codes: FetchOp, bscale_type: MemRefType, block: int) -> t
     if coeffs[axis][inner] != 1 or any(coeffs[r][inner] for r in range(axis)):
         why = "the innermost packet dim does not walk the input axis (the memref's last index) with step 1"
     elif p_inner % block:
-        why = f"the innermost packet dim has {p_inner} elements, not a multiple of the {block}-element block"
+        why = f"the innermost packet dim has {count(p_inner, 'element')}, not a multiple of the {block}-element block"
     elif consts[axis] % block:
         why = f"the reads start at input index {consts[axis]}, not on a block boundary"
     else:

@@ -72,11 +72,11 @@ def _simple_classes(op_def) -> tuple[tuple[type, ...], tuple[type, ...]] | None:
     checked = [
         d for defs in all_defs for d in defs.values() if not (isinstance(d, OptionalDef) and d.default_value is None)
     ]
-    operands = [base(d) for _, d in op_def.operands]
-    results = [base(d) for _, d in op_def.results]
-    if checked or None in operands or None in results:
+    operands = tuple(b for _, d in op_def.operands if (b := base(d)) is not None)
+    results = tuple(b for _, d in op_def.results if (b := base(d)) is not None)
+    if checked or len(operands) != len(op_def.operands) or len(results) != len(op_def.results):
         return None
-    return tuple(operands), tuple(results)  # type: ignore[arg-type]  # no None: checked above
+    return operands, results
 
 
 # The declarative formats the fast path parses: (fewest operands, most

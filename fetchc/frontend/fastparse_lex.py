@@ -493,7 +493,9 @@ class AttrLexer:
         pos = self.skip()
         c = self.text[pos : pos + 1]
         if c == '"':
-            return StringAttr(self.string())  # type: ignore[arg-type]  # at '"': a string, never None
+            text = self.string()
+            assert text is not None  # at '"': a string
+            return StringAttr(text)
         if c == "#":
             return self._hash_attr(pos)
         if c == "[":
@@ -825,8 +827,7 @@ class AttrLexer:
             while self.accept(","):
                 parts.append(self.location())
             self.expect("]")
-            # FusedLoc's converter makes the tuple an ArrayAttr; xDSL types the parameter as Attribute
-            return FusedLoc(tuple(parts), NoneAttr())  # type: ignore[arg-type]  # see above
+            return FusedLoc(ArrayAttr(parts), NoneAttr())  # what FusedLoc's converter makes of a tuple
         raise Fallback("location form")
 
 

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
@@ -254,8 +255,7 @@ class LocatedParser(PatchedParser):
                 locations = self.parse_comma_separated_list(
                     self.Delimiter.SQUARE, self._parse_location, " in fused location"
                 )
-                # FusedLoc's converter makes the tuple an ArrayAttr; xDSL types the parameter as Attribute
-                return FusedLoc(tuple(locations), metadata)  # type: ignore[arg-type]  # see above
+                return FusedLoc(ArrayAttr(locations), metadata)  # what FusedLoc's converter makes of a tuple
         self.raise_error("expected location instance")
 
     def _parse_alias_ahead(self, name: str, use: Span) -> None:

@@ -163,7 +163,7 @@ def _match(diag: Diagnostic, expectations: list[_Expected], filename: str) -> Di
         hit.matched = True
         return None
     near = next((e for e in candidates if e.match(diag.message)), None)
-    if near is not None:
+    if near is not None:  # MLIR's words, verbatim ("expecting a 'error'"): tests compare the two tools' output
         return Diagnostic("error", f"'{diag.severity}' diagnostic emitted when expecting a '{near.severity}'", near.loc)
     return Diagnostic(
         "error",

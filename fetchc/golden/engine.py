@@ -205,7 +205,10 @@ def plan_program(prog: Program, tables: Sequence[Table], name: str) -> Plan:
         chain = stage_chain(prog, [(t.in_dtype, t.out_dtype) for t in tables], zero_point_range=False)
     except RecordError as e:
         raise SimError(f"program {name}: {e.message}") from None
-    table = None if chain.table is None else tables[prog.table]  # type: ignore[index]  # a table stage: the record names one
+    table = None
+    if chain.table is not None:
+        assert prog.table is not None  # a table stage: stage_chain checked that the record names one
+        table = tables[prog.table]
     zp = None if chain.zero_point is None else (chain.zero_point, int(prog.zero_point0))
     return Plan(name, prog.in_dtype, prog.out_dtype, table, chain.cast, zp)
 

@@ -81,6 +81,7 @@ import numpy as np
 from fetchc.npyio import NpyError, NpyFile, open_npy
 from fetchc.target.encoding import UINT, pack_elements
 from fetchc.target.facts import F32, I4, ElementType
+from fetchc.wording import a_or_an
 
 __all__ = [
     "NUMBER_SYNTAX",
@@ -208,7 +209,7 @@ def _shape_str(shape: Sequence[int]) -> str:
 def _given(a: Any) -> str:
     if isinstance(a, np.ndarray):
         return f"an array of shape {_shape_str(a.shape)} and dtype {_dtype_name(a.dtype)}"
-    return f"a {type(a).__name__}"
+    return a_or_an(type(a).__name__)
 
 
 def _dtype_name(dt: np.dtype) -> str:

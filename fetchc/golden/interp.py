@@ -146,6 +146,7 @@ from fetchc.target import ElementType, functions, numerics
 from fetchc.target.encoding import from_sim_encoding, pack_elements, to_sim_encoding
 from fetchc.target.layout import linear_coefficients, memref_layout, nest_byte_span
 from fetchc.target.mask import zeroed_slots
+from fetchc.wording import count
 
 __all__ = [
     "InterpError",
@@ -681,7 +682,7 @@ def interpret(
     block = fn.body.blocks.first
     params = list(block.args) if block is not None else []
     if len(args) != len(params):
-        raise InterpError(f"@{function_name} takes {len(params)} arguments, got {len(args)}")
+        raise InterpError(f"@{function_name} takes {count(len(params), 'argument')}, got {len(args)}")
     for i, (p, a) in enumerate(zip(params, args, strict=False)):
         if isinstance(p.type, MemRefType):
             _check_memref(a, p.type, f"@{function_name} argument {i}")

@@ -743,7 +743,8 @@ class _Runner:
         lo, hi = t.dm_base + blo, t.dm_base + bhi
         if any(a < hi and lo < b for a, b in later_reads):
             for p in list(self.pending):  # earlier programs read the image as it was before this commit
-                a, b = _program_bytes(self.sb.programs[p.pending])  # type: ignore[index]  # a pending stream has its program's index
+                assert p.pending is not None  # a pending stream has its program's index
+                a, b = _program_bytes(self.sb.programs[p.pending])
                 if a < hi and lo < b:
                     self.force(p)
             place_slices(image, spec, arr)

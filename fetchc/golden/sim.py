@@ -120,6 +120,7 @@ from fetchc.process import memory_budget
 from fetchc.seqbin import Program, SeqBin, Table
 from fetchc.target import SLICE_DM_BYTES
 from fetchc.target.encoding import from_sim_encoding, pack_elements, sim_dtype, to_sim_encoding
+from fetchc.wording import a_or_an
 
 __all__ = [
     "SimError",
@@ -337,7 +338,9 @@ def slice_program(prog: Program, slices: int, slice_bytes: int) -> Program:
         return prog
     bits = prog.in_dtype.bits
     if (slice_bytes * 8) % bits:
-        raise SimError(f"a {slice_bytes}-byte slice image is not a whole number of {prog.in_dtype} elements")
+        raise SimError(
+            f"{a_or_an(f'{slice_bytes}-byte')} slice image is not a whole number of {prog.in_dtype} elements"
+        )
     return dataclasses.replace(prog, limits=(slices, *prog.limits), strides=(slice_bytes * 8 // bits, *prog.strides))
 
 

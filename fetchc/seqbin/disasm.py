@@ -7,7 +7,9 @@ Text format
 
 One ``label: value`` per line, fixed labels, two-space indentation under each
 table/program/kernel; horizontal alignment padding of the table grids may
-vary (FileCheck ignores it)::
+vary (FileCheck ignores it).  Every line is shorter than 100 columns but
+those that quote a name or location from the file or a sequencer of many
+entries::
 
     seq.bin version 1.2, 1120 bytes, crc32 0x1234abcd
     sections: 4
@@ -17,10 +19,10 @@ vary (FileCheck ignores it)::
     section MANIFEST: offset 776, size 344, count 1
     tables: 1
     table 0: f4E2M1FN -> f8E4M3FN, paired
-      layout: row = high nibble, column = low nibble, cell = (lo,hi)
-      col:      0       1  ...      f
-      row 0: (0,0) (0.5,0) ...
-      ...                           (16 rows, "row 0:" .. "row f:")
+      layout: 8 keys a line, key = label + column; cell = (lo,hi), the entry's low and high byte
+       key:      +0      +1  ...      +7
+      0x00:   (0,0) (0.5,0)  ...   (6,0)
+      ...                           (32 lines, "0x00:" .. "0xf8:")
     programs: 1
     program 0: "decode/0"
       unit: main
@@ -54,15 +56,19 @@ vary (FileCheck ignores it)::
         ...
         use: committed
       scalars: 0
-      programs: 0
+      program indices: 0
 
-* A non-paired table's header line ends in ``non-paired`` and its layout line
-  reads ``layout: key = row * 16 + column``; each cell is one decoded value.
+* A table grid has 8 keys a line (4, 2 or 1 when 8 of its cells would make a
+  line of 100 columns or more: only a paired table with unusual entries), each
+  line labelled with its first key in hex; a ``key:`` line of column offsets
+  heads it.  A non-paired table's header line ends in ``non-paired`` and its
+  layout line reads ``layout: 8 keys a line, key = label + column``; each
+  cell is one decoded value.
 * A function table (seqbin.md 1.2): ``table N: <function>, <key> -> bf16``,
   then one ``name: value`` line per TABLES header field of
   :data:`~fetchc.seqbin.fields.TABLE_LAYOUT` (``function: gelu (3)``,
   ``entries``, ``scale``, ``zero_point``, ...), then the 256 values as a
-  grid, or for a 65536-entry table ``sample: f(-2) = ..., f(2) = ...`` (the
+  grid, or for a 65536-entry table five ``sample: f(x) = value`` lines (the
   five keys around zero) and ``(all entries: fetchc dis --json)``.
 * Program lines follow :data:`~fetchc.seqbin.fields.PROGRAM_LAYOUT`, one per
   field in record order; ``sequencer`` stands for ``packet_size``,
@@ -71,8 +77,12 @@ vary (FileCheck ignores it)::
 * A table whose entries differ from ``target.lookup_table`` gets
   `` (entries differ from the reference conversion)`` at the end of its header
   line.
-* Values: shortest round-trip decimal, a trailing ``.0`` dropped (``1``,
-  ``0.5``, ``-0``, ``448``), ``inf``/``-inf``, ``nan``/``-nan`` (sign bit).
+* Values: the shortest decimal that reads back as the same value of the
+  table's output type (:func:`format_value`: at most 4 significant digits for
+  ``bf16``; the exact value when that is as short), a trailing ``.0`` dropped (``1``, ``0.5``, ``-0``, ``448``,
+  ``0.00098``, ``-4.97e-15``), ``inf``/``-inf``, ``nan``/``-nan`` (sign bit).
+  Header fields and sample keys (``scale``, ``f(x)``) are float64 values
+  printed exactly, as Python's ``repr``.
 * Program name: a JSON string literal, or ``(unnamed)`` for ``0xFFFFFFFF``.
 * ``stages: none``, ``table: none``, ``type_conversion: none`` when off;
   ``zero_point: off`` or ``zero_point: <zero_point0> (i8 -> i9)``.
@@ -84,8 +94,8 @@ vary (FileCheck ignores it)::
   per kernel its tensors (``dtype``, ``shape``, ``layout: strides [..],
   offset N`` in elements, ``dm_base`` in hex and decimal, ``bytes``, ``use:``
   ``read``, ``committed``, both comma-separated, or ``none``), its scalars
-  (``scalar N: <name> (arg N)`` then ``dtype:``) and ``programs:`` (the
-  PROGRAMS indices, comma-separated, or ``none``).  A file without a MANIFEST
+  (``scalar N: <name> (arg N)`` then ``dtype:``) and ``program indices:``
+  (the indices of its ``program N`` records, comma-separated, or ``none``).  A file without a MANIFEST
   (version 1.0) has none of these lines.
 * Names (kernels, tensors, scalars) are written bare when they consist of
   letters, digits and ``_ $ . -``, else as a JSON string literal; ``loc`` is
@@ -133,9 +143,13 @@ def table_matches_reference(t: Table) -> bool:
 
 
 def format_value(bits: int, t: ElementType) -> str:
-    """Decode the encoding ``bits`` of float type ``t`` (8 or 16 bits) and
-    format it: shortest round-trip decimal without a trailing ``.0``,
-    ``inf``/``-inf``, ``nan``/``-nan`` (sign bit)."""
+    """Decode the encoding ``bits`` of float type ``t`` (4, 8 or 16 bits) and
+    format it: the shortest decimal that reads back as the same value of
+    ``t`` (at most 4 significant digits for ``bf16``, 3 for the 8-bit
+    floats; the exact value when that is as short: ``32768``, not
+    ``32800``), in Python's float notation without a trailing ``.0``
+    (``0.00098``, ``-4.97e-15``, ``448``, ``-0``), ``inf``/``-inf``,
+    ``nan``/``-nan`` (sign bit)."""
     import numpy as np  # disassembly only: the compile path never formats values
 
     raw = np.array([bits], dtype=np.uint8 if t.bits <= 8 else np.uint16)
@@ -144,8 +158,13 @@ def format_value(bits: int, t: ElementType) -> str:
         return "-nan" if bits >> (max(8, t.bits) - 1) & 1 else "nan"
     if math.isinf(v):
         return "-inf" if v < 0 else "inf"
-    r = repr(v)
-    return r[:-2] if r.endswith(".0") else r
+    exact = format_float(v)
+    for digits in range(1, 18):
+        text = f"{v:.{digits}g}"
+        if np.array([float(text)]).astype(t.np_dtype).view(raw.dtype)[0] == bits:
+            break
+    # the exact value if it is as short, else the digits in repr's notation or in %g's (1.148e+10), the shorter
+    return min((exact, format_float(float(text)), text), key=len)
 
 
 def table_cells(t: Table) -> list[str]:
@@ -236,21 +255,29 @@ def _table_lines(i: int, t: Table) -> list[str]:
     mark = "" if table_matches_reference(t) else " (entries differ from the reference conversion)"
     if t.function is not None:
         return _function_table_lines(i, t, mark)
+    cells = table_cells(t)
     out = [f"table {i}: {t.in_dtype} -> {t.out_dtype}, {'paired' if t.paired else 'non-paired'}{mark}"]
-    out.append(
-        "  layout: row = high nibble, column = low nibble, cell = (lo,hi)"
-        if t.paired
-        else "  layout: key = row * 16 + column"
-    )
-    return out + _grid(table_cells(t))
+    return out + _grid(cells, t.paired)
 
 
-def _grid(cells: list[str]) -> list[str]:
-    """256 cells as 16 rows of 16, by key."""
-    widths = [max(len(cells[16 * r + c]) for r in range(16)) for c in range(16)]
-    out = ["  col:  " + " ".join(f"{c:x}".rjust(widths[c]) for c in range(16))]
-    for r in range(16):
-        out.append(f"  row {r:x}: " + " ".join(cells[16 * r + c].rjust(widths[c]) for c in range(16)))
+GRID_COLUMNS = 100
+"""Every line of a table grid is shorter than this (docs/seqbin.md, ``fetchc dis``)."""
+
+
+def _grid(cells: list[str], paired: bool) -> list[str]:
+    """256 cells, by key, 8 keys a line (4, 2 or 1 when 8 cells would make a
+    line of :data:`GRID_COLUMNS` or more): the ``layout:`` line, a ``key:``
+    line of column offsets, then one line per row, labelled with its first
+    key in hex (``0x08:``)."""
+    for per_line in (8, 4, 2, 1):
+        widths = [max(len(cells[k]) for k in range(c, len(cells), per_line)) for c in range(per_line)]
+        if 7 + sum(w + 1 for w in widths) < GRID_COLUMNS:
+            break
+    layout = f"  layout: {per_line} keys a line, key = label + column"
+    out = [layout + ("; cell = (lo,hi), the entry's low and high byte" if paired else "")]
+    out.append("   key:" + "".join(f" {'+' + str(c):>{widths[c]}}" for c in range(per_line)))
+    for row in range(0, len(cells), per_line):
+        out.append(f"  0x{row:02x}:" + "".join(f" {cells[row + c]:>{widths[c]}}" for c in range(per_line)))
     return out
 
 
@@ -277,13 +304,13 @@ def _function_table_lines(i: int, t: Table, mark: str) -> list[str]:
             out.append(f"  {f.name}: {_header_value(t, f.model)}")
     vals = t.values()
     if len(vals) == 256:
-        return out + ["  layout: key = row * 16 + column"] + _grid([format_value(v, t.out_dtype) for v in vals])
-    sample = []
+        cells = [format_value(v, t.out_dtype) for v in vals]
+        return out + _grid(cells, False)
     for x in (-2, -1, 0, 1, 2):
         k = _key_of(t, x)
-        sample.append(f"f({format_float(target.functions.key_value(t.in_dtype, k, t.scale, t.zero_point))}) = "
-                      f"{format_value(vals[k], t.out_dtype)}")  # fmt: skip
-    return out + ["  sample: " + ", ".join(sample), "  (all entries: fetchc dis --json)"]
+        key = format_float(target.functions.key_value(t.in_dtype, k, t.scale, t.zero_point))
+        out.append(f"  sample: f({key}) = {format_value(vals[k], t.out_dtype)}")
+    return out + ["  (all entries: fetchc dis --json)"]
 
 
 def _key_of(t: Table, step: int) -> int:
@@ -366,7 +393,7 @@ def _manifest_lines(m: Manifest) -> list[str]:
         out.append(f"  scalars: {len(k.scalars)}")
         for si, s in enumerate(k.scalars):
             out += [f"  scalar {si}: {_name(s.name)} (arg {s.arg})", f"    dtype: {s.dtype}"]
-        out.append(f"  programs: {', '.join(str(p.index) for p in k.programs) or 'none'}")
+        out.append(f"  program indices: {', '.join(str(p.index) for p in k.programs) or 'none'}")
     return out
 
 

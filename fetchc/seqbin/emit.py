@@ -107,7 +107,9 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
         if op.name in UNLOWERED:
             raise DiagnosticError(
                 op_error(
-                    op, f"is still present: --emit=bin needs the pipeline to reach fetch_seq ({_lowering_hint(module)})"
+                    op,
+                    f"is still present: --emit=bin needs the pipeline to reach fetch_seq ({_lowering_hint(module)}); "
+                    "to write the IR instead, use --emit=mlir (or -o FILE.mlir)",
                 )
             )
         if not isinstance(op, ProgramOp):

@@ -37,6 +37,7 @@ from typing import Any
 from fetchc.target import BY_CODE, MAX_ENTRIES
 from fetchc.target.functions import DECODE_CODE, FUNCTION_BY_CODE, FUNCTIONS
 from fetchc.target.record import Labels, RecordError
+from fetchc.wording import count
 
 __all__ = [
     "Field",
@@ -189,7 +190,8 @@ class Layout:
                     if value[k] != 0:
                         raise RecordError(
                             f.name,
-                            f"{labels.field(f.name, k)} is {value[k]} but only {n} entries are used; it must be 0",
+                            f"{labels.field(f.name, k)} is {value[k]} but only {count(n, 'entry', 'entries')} "
+                            f"{'is' if n == 1 else 'are'} used; it must be 0",
                         )
                 value = tuple(value[:n])
             if f.model:

@@ -57,6 +57,7 @@ from typing import Any, Protocol
 from fetchc import __version__
 from fetchc.target import BASE_LIMIT, BY_NAME, MAX_SLICES, ElementType
 from fetchc.target.layout import layout_byte_span, nest_byte_span
+from fetchc.wording import count
 
 __all__ = [
     "PRODUCER",
@@ -341,7 +342,7 @@ def _check_program(
         raise ManifestError(f"{at}.index", f"is {kp.index}, already listed at {where_of[kp.index]}")
     where_of[kp.index] = at
     if not 0 <= kp.tensor < len(k.tensors):
-        raise ManifestError(f"{at}.tensor", f"is {kp.tensor}, out of range for {len(k.tensors)} tensors")
+        raise ManifestError(f"{at}.tensor", f"is {kp.tensor}, out of range for {count(len(k.tensors), 'tensor')}")
     rec, t = programs[kp.index], k.tensors[kp.tensor]
     n = kp.index
     if t.dtype != rec.in_dtype:
@@ -353,14 +354,14 @@ def _check_program(
     if kp.packet_size != rec.packet_size:
         raise ManifestError(
             f"{at}.packet",
-            f"{list(kp.packet)} is {kp.packet_size} elements, "
+            f"{list(kp.packet)} is {count(kp.packet_size, 'element')}, "
             f"but PROGRAMS record {n} has packet_size {rec.packet_size}",
         )
     total = math.prod(rec.limits)
     if kp.elements != total:
         raise ManifestError(
             f"{at}.time",
-            f"{list(kp.time)} x packet {list(kp.packet)} is {kp.elements} elements, but the loop nest of "
+            f"{list(kp.time)} x packet {list(kp.packet)} is {count(kp.elements, 'element')}, but the loop nest of "
             f"PROGRAMS record {n} reads {total}",
         )
     _check_extent(kp, at, t, rec)
@@ -533,7 +534,9 @@ def _tensor(v: Any, at: str) -> Tensor:
     shape = _ints(d["shape"], f"{at}.shape", 0)
     strides = _ints(d["strides"], f"{at}.strides")
     if len(strides) != len(shape):
-        raise ManifestError(f"{at}.strides", f"has {len(strides)} entries but shape has {len(shape)}")
+        raise ManifestError(
+            f"{at}.strides", f"has {count(len(strides), 'entry', 'entries')} but shape has {len(shape)}"
+        )
     slice_dim = d.get("slice_dim")
     if slice_dim is not None:
         slice_dim = _int(slice_dim, f"{at}.slice_dim", 0)

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import replace
 from itertools import pairwise
 
+from fetchc import wording
 from fetchc.seqbin.fields import PROGRAM_LAYOUT, WORDS, Layout, table_layout
 from fetchc.seqbin.format import (
     HEADER_SIZE,
@@ -139,7 +140,8 @@ def _read_sections(data: bytes, minor: int) -> tuple[dict[int, Section], list[Se
     table_end = HEADER_SIZE + ROW_SIZE * count
     if table_end > n:
         raise SeqBinError(
-            f"the section table ({count} rows, ending at byte {table_end}) runs past the end of the file ({n} bytes)."
+            f"the section table ({wording.count(count, 'row')}, ending at byte {table_end}) runs past the end of "
+            f"the file ({n} bytes)."
         )
     sections: dict[int, Section] = {}
     rows: list[Section] = []
@@ -206,7 +208,8 @@ def _read_tables(data: bytes, s: Section, layout: Layout) -> list[Table]:
     smallest = layout.size + TABLE_ENTRIES * TABLE_ENTRY_BYTES
     if s.count * smallest > s.size:
         raise SeqBinError(
-            f"TABLES section: count {s.count} records need at least {s.count * smallest} bytes "
+            f"TABLES section: count {wording.count(s.count, 'record')} {'needs' if s.count == 1 else 'need'} at least "
+            f"{s.count * smallest} bytes "
             f"({smallest} each), but its size is {s.size} bytes."
         )
     tables: list[Table] = []
@@ -228,7 +231,8 @@ def _read_tables(data: bytes, s: Section, layout: Layout) -> list[Table]:
         tables.append(replace(t, entries=data[body:at]))
     if at != end:
         raise SeqBinError(
-            f"TABLES section: {end - at} bytes follow its {s.count} records; its size must end at the last record."
+            f"TABLES section: {wording.count(end - at, 'byte')} {'follows' if end - at == 1 else 'follow'} its "
+            f"{wording.count(s.count, 'record')}; its size must end at the last record."
         )
     return tables
 

@@ -750,8 +750,8 @@ def conversion_chain(src: Attribute | ElementType, dst: Attribute | ElementType)
     Spec: ir.md §4 (``fetch-legalize-convert``), hardware.md §2.1-2.2."""
     s = src if isinstance(src, ElementType) else element_type(src)
     d = dst if isinstance(dst, ElementType) else element_type(dst)
-    sname = s.name if s else type_name(src)  # type: ignore[arg-type]  # no ElementType: an Attribute
-    dname = d.name if d else type_name(dst)  # type: ignore[arg-type]  # no ElementType: an Attribute
+    sname = src.name if isinstance(src, ElementType) else type_name(src)
+    dname = dst.name if isinstance(dst, ElementType) else type_name(dst)
     hw = ", ".join(t.name for t in ELEMENT_TYPES if not t.in_flight_only)
     if s is None or s.in_flight_only:
         raise NoConversionError(f"{sname} is not a type the Fetch Adapter reads; it reads {hw}")

@@ -124,11 +124,12 @@ def _other_layout(mt: MemRefType, shape: list[int], layout: Attribute) -> tuple[
     from xdsl.ir.affine import AffineMap
 
     if isinstance(layout, StridedLayoutAttr):
-        strides = layout.get_strides()
+        given = layout.get_strides()
+        strides = [int(s) for s in given if s is not None]
         offset = layout.get_offset()
-        if any(s is None for s in strides) or offset is None:
+        if len(strides) != len(given) or offset is None:
             raise ValueError("dynamic strides or offsets are not supported: DM tensors have static layouts")
-        return [int(s) for s in strides], int(offset)  # type: ignore[arg-type]  # no None: checked above
+        return strides, int(offset)
     if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
         return memref_layout(MemRefType(mt.element_type, shape))
     raise ValueError("only identity and strided<[...], offset: N> memref layouts are supported")

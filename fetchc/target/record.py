@@ -77,6 +77,7 @@ from fetchc.target.functions import (
 )
 from fetchc.target.functions import key_bytes as fn_key_bytes
 from fetchc.target.sequencer import contiguous_run
+from fetchc.wording import a_or_an, count
 
 __all__ = [
     "RecordError",
@@ -215,8 +216,8 @@ def check_program(
     if p.flit_count != want:
         raise RecordError(
             "flit_count",
-            f"{L.field('flit_count')} is {p.flit_count}; a packet of {p.packet_size} {p.out_dtype} elements "
-            f"occupies {want} flits",
+            f"{L.field('flit_count')} is {p.flit_count}; a packet of {count(p.packet_size, f'{p.out_dtype} element')} "
+            f"occupies {count(want, 'flit')}",
         )
     return chain
 
@@ -291,21 +292,24 @@ def read_elements(p: Fields, labels: Labels = FIELDS) -> int:
             "fetch_size", f"{L.field('fetch_size')} is {fetch}; the sub unit reads exactly {SUB_READ_BYTES} bytes"
         )
     if (fetch * 8) % t.bits:
-        raise RecordError("fetch_size", f"{L.field('fetch_size')} {fetch} bytes is not a whole number of {t} elements")
+        raise RecordError(
+            "fetch_size", f"{L.field('fetch_size')} {count(fetch, 'byte')} is not a whole number of {t} elements"
+        )
     elems = fetch * 8 // t.bits
     wpp = p.words_per_packet
     if wpp * elems != packet:
         raise RecordError(
             "words_per_packet",
-            f"{L.field('words_per_packet')} is {wpp}, but {wpp} reads of {elems} {t} elements "
-            f"(fetch_size {fetch}) are {wpp * elems} elements, not packet_size {packet}",
+            f"{L.field('words_per_packet')} is {wpp}, but {count(wpp, 'read')} of {count(elems, f'{t} element')} "
+            f"(fetch_size {fetch}) {'is' if wpp == 1 else 'are'} {count(wpp * elems, 'element')}, "
+            f"not packet_size {packet}",
         )
     max_access = math.gcd(packet, contiguous_run(list(zip(p.limits, p.strides, strict=False))))
     if max_access % elems:
         raise RecordError(
             "fetch_size",
-            f"{L.field('fetch_size')} {fetch} bytes reads {elems} elements, which does not divide the "
-            f"largest contiguous access of {max_access} elements (hardware.md §3)",
+            f"{L.field('fetch_size')} {count(fetch, 'byte')} reads {count(elems, 'element')}, which does not divide "
+            f"the largest contiguous access of {count(max_access, 'element')} (hardware.md §3)",
         )
     return elems
 
@@ -402,7 +406,7 @@ def _table_stage(
     if tables is None:
         raise RecordError("tables", f"{tab} is {ref} but the file has no TABLES section")
     if not 0 <= idx < len(tables):
-        raise RecordError("tables", f"{tab} is {ref}, out of range for {len(tables)} tables")
+        raise RecordError("tables", f"{tab} is {ref}, out of range for {count(len(tables), 'table')}")
     src, dst = tables[idx]
     if src != p.in_dtype:
         raise RecordError("tables", f"{tab} selects table {ref} ({src} -> {dst}) but in_dtype is {p.in_dtype}")
@@ -429,7 +433,7 @@ def _cast_stage(p: Fields, t: ElementType, L: Labels, read_elems: int | None) ->
     if read_elems is not None and not cast_fits_flit(read_elems, dst):
         raise RecordError(
             "fetch_size",
-            f"one read of {read_elems} elements casts to {read_elems * dst.storage_bytes} bytes of {dst}, "
+            f"one read of {count(read_elems, 'element')} casts to {read_elems * dst.storage_bytes} bytes of {dst}, "
             f"more than one {FLIT_BYTES}-byte flit (hardware.md §2.2)",
         )
     return src, dst
@@ -455,7 +459,8 @@ def _zero_point_stage(p: Fields, t: ElementType, L: Labels, check_range: bool) -
     if mode != rule.mode:
         raise RecordError(
             "zp_mode",
-            f"{L.field('zp_mode')} is {mode} but a {rule.source} -> {rule.result} zero point is mode {rule.mode}",
+            f"{L.field('zp_mode')} is {mode} but {a_or_an(rule.source.name)} -> {rule.result} zero point is "
+            f"mode {rule.mode}",
         )
     if check_range and not rule.lo <= zp0 <= rule.hi:
         raise RecordError(
@@ -544,14 +549,16 @@ def _check_function_table(
         raise RecordError("out_dtype", f"out_dtype is {dst} but a function table produces {FUNCTION_OUTPUT}")
     width = fn_key_bytes(src)
     if kb is not None and kb != width:
-        raise RecordError("key_bytes", f"key_bytes is {kb} but {src} keys are {width} byte{'s' * (width > 1)}")
+        raise RecordError("key_bytes", f"key_bytes is {kb} but {src} keys are {count(width, 'byte')}")
     if n is not None and n != key_count(src):
         raise RecordError("entries", f"entries is {n}; a table keyed by {src} has {key_count(src)}")
     if src.is_float:
         if scale != 1.0:
-            raise RecordError("scale", f"scale is {scale!r} but a {src} key has no scale; it must be 1.0")
+            raise RecordError("scale", f"scale is {scale!r} but {a_or_an(src.name)} key has no scale; it must be 1.0")
         if zp != 0:
-            raise RecordError("zero_point", f"zero_point is {zp} but a {src} key has no zero point; it must be 0")
+            raise RecordError(
+                "zero_point", f"zero_point is {zp} but {a_or_an(src.name)} key has no zero point; it must be 0"
+            )
         return
     problem = scale_problem(scale)
     if problem is not None:

@@ -34,6 +34,7 @@ from fetchc.target import (
 )
 from fetchc.target import facts as target
 from fetchc.target.mask import MaskError, Padding, StreamPadding, pad_problem, stream_padding
+from fetchc.wording import a_or_an, count
 
 __all__ = [
     "SequencerError",
@@ -382,8 +383,8 @@ def _check_arguments(
     for r, row in enumerate(map_coeffs):
         if len(row) != ndims:
             raise SequencerError(
-                f"map result {r} has {len(row)} coefficients, but the stream has "
-                f"{ndims} dimensions ({len(time_shape)} time, {len(packet_shape)} packet)"
+                f"map result {r} has {count(len(row), 'coefficient')}, but the stream has "
+                f"{count(ndims, 'dimension')} ({len(time_shape)} time, {len(packet_shape)} packet)"
             )
     if context not in target.CONTEXTS:
         raise SequencerError(f"unknown Fetch Unit context '{context}' (expected main or sub)")
@@ -555,7 +556,7 @@ def _main_read_size(
     for r in range(max_access, 0, -1):
         if max_access % r == 0 and _legal_bytes(r, bits) and _cast_fits(r, cast_out):
             return r
-    cast_clause = f" with a {cast_out} cast output of at most {FLIT_BYTES} bytes" if cast_out else ""
+    cast_clause = f" with {a_or_an(cast_out.name)} cast output of at most {FLIT_BYTES} bytes" if cast_out else ""
     raise SequencerError(
         f"no legal read size: no divisor of {_access_text(packet_size, run, max_access)} "
         f"is {_read_bytes_text()} whole bytes of {elem}{cast_clause}"
@@ -577,7 +578,7 @@ def _sub_read_size(
     if (packet_size * bits) % (SUB_READ_BYTES * 8) != 0:
         raise SequencerError(
             f"the sub Fetch Unit reads exactly {SUB_READ_BYTES} bytes; a packet of "
-            f"{packet_size} {elem} elements ({_fmt_bytes(packet_size * bits)} bytes) is not "
+            f"{count(packet_size, f'{elem} element')} ({_fmt_bytes(packet_size * bits)} bytes) is not "
             f"a whole number of {SUB_READ_BYTES}-byte reads"
         )
     if pinned is not None and pinned != r:

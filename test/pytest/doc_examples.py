@@ -18,10 +18,18 @@ other program (``xdsl-opt``, ``xxd``) is looked up next to
 it is not installed.  There is no shell: no pipes, ``&&`` or redirections
 (a page that needs them writes a ```` ```sh ```` block, which is not run).
 
-Used by ``test/pytest/test_docs.py``.  To refresh the outputs of a page
-after a deliberate change of fetchc's messages (and then read the diff!)::
+A ```` ```sh ```` block (the README's) is a script a reader copies: ``#``
+comment lines are notes, and lines starting ``#> `` right below a command
+line are what that line prints (stdout, then stderr; ``...`` elides, as
+above).  A command line may end in ``| head -n N`` (only its last command's
+stdout is cut to N lines).  :func:`sh_lines` parses them; ``test_docs.py``
+runs them and compares the ``#>`` lines.
 
-    .venv/bin/python test/pytest/doc_examples.py --update docs/ir.md
+Used by ``test/pytest/test_docs.py``.  To refresh the outputs of a page
+(``console`` sessions and ``#>`` lines) after a deliberate change of
+fetchc's messages (and then read the diff!)::
+
+    .venv/bin/python test/pytest/doc_examples.py --update docs/ir.md README.md
 """
 
 from __future__ import annotations
@@ -159,10 +167,151 @@ def run_blocks(blocks: list[FileBlock | Session], cwd: Path):
                 yield cmd, None
 
 
+SH_OUTPUT = "#> "
+"""The prefix of a line of an ``sh`` block that shows what the command line
+above it prints."""
+
+_SH_BLOCK = re.compile(r"^```(?:sh|bash)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+_HEAD = ["|", "head", "-n"]
+
+
+@dataclass
+class ShLine:
+    """One command line of an ``sh`` block: its ``&&`` chain, the ``head -n``
+    its last command's stdout goes through, and the ``#>`` lines below it
+    (``None``: the page shows no output) with their span in the page."""
+
+    block: int
+    line: int  # 1-based line number in the page
+    commands: list[list[str]]
+    head: int | None
+    expected: list[str] | None
+    span: tuple[int, int]  # the #> lines' [start, end) in the page (empty at the line's end when none)
+
+
+def sh_lines(page: str) -> list[ShLine]:
+    """Every command line of the ``sh`` / ``bash`` blocks of a page, in order.
+    Only ``&&`` chains and a final ``| head -n N`` are understood: any other
+    pipe, ``;``, ``||`` or redirection raises ``ValueError``."""
+    out: list[ShLine] = []
+    for b, m in enumerate(_SH_BLOCK.finditer(page)):
+        pos, first = m.start(1), page[: m.start(1)].count("\n") + 1
+        lines = m.group(1).splitlines(keepends=True)
+        for i, text in enumerate(lines):
+            pos += len(text)
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            lex = shlex.shlex(text, posix=True, punctuation_chars="&|;<>")
+            lex.whitespace_split, lex.commenters = True, "#"
+            tokens = list(lex)
+            head = None
+            if tokens[-4:-1] == _HEAD and tokens[-1].isdigit():
+                tokens, head = tokens[:-4], int(tokens[-1])
+            if set(tokens) & {"|", ";", "<", ">", "||", "&"}:
+                raise ValueError(f"line {first + i}: only && chains and a final '| head -n N' are supported")
+            commands: list[list[str]] = [[]]
+            for tok in tokens:
+                if tok == "&&":
+                    commands.append([])
+                else:
+                    commands[-1].append(tok)
+            shown = lines[i + 1 :]
+            n = next((k for k, t in enumerate(shown) if not t.startswith(SH_OUTPUT.rstrip())), len(shown))
+            expected = [t.rstrip("\n")[len(SH_OUTPUT) :] for t in shown[:n]] if n else None
+            end = pos + sum(len(t) for t in shown[:n])
+            out.append(ShLine(b, first + i, [c for c in commands if c], head, expected, (pos, end)))
+    return out
+
+
+def sh_output(stdout: str, stderr: str, head: int | None) -> list[str]:
+    """What a command line prints, as ``#>`` lines compare it: its stdout
+    (cut to ``head`` lines), then its stderr, right-stripped."""
+    out = stdout.splitlines()
+    if head is not None:
+        out = out[:head]
+    return [x.rstrip() for x in out + stderr.splitlines()]
+
+
+def run_sh_block(lines: list[ShLine], cwd: Path, host_argv, skip) -> tuple[int, list[str]]:
+    """Run the command lines ``lines`` (one block's, in order) in ``cwd``:
+    each command through ``host_argv(argv)`` as a subprocess, but those for
+    which ``skip(command)`` is true.  Raises ``AssertionError`` for a command
+    that exits non-zero.  Returns how many ran, and a text per line whose
+    ``#>`` lines differ from what it printed."""
+    ran, differ = 0, []
+    for ln in lines:
+        printed: list[str] = []
+        for argv in ln.commands:
+            command = shlex.join(argv)
+            if skip(command):
+                continue
+            r = subprocess.run(host_argv(argv), cwd=cwd, capture_output=True, text=True)
+            assert r.returncode == 0, f"line {ln.line}: {command}\nexit {r.returncode}\n{r.stderr}"
+            printed += sh_output(r.stdout, r.stderr, ln.head if argv is ln.commands[-1] else None)
+            ran += 1
+        if ln.expected is not None and not matches(ln.expected, printed):
+            differ.append(f"line {ln.line}: the page says\n" + "\n".join(ln.expected) + "\n--- it prints\n"
+                          + "\n".join(printed))  # fmt: skip
+    return ran, differ
+
+
+SH_SKIPPED = re.compile(r"python3 -m venv .*|(\.venv/bin/)?pip install .*")
+"""Commands :func:`update` does not run (they make the environment it runs in)."""
+
+
+def _run_sh_line(ln: ShLine, cwd: Path) -> list[str]:
+    """Run a command line in ``cwd`` as :func:`run_command` runs a session's
+    commands (``.venv/bin/fetchc`` in-process, ``.venv/bin/python`` as this
+    interpreter); its output lines (:func:`sh_output`)."""
+    out: list[str] = []
+    for argv in ln.commands:
+        if SH_SKIPPED.fullmatch(shlex.join(argv)):
+            continue
+        tool = argv[0].removeprefix(".venv/bin/")
+        line = shlex.join(["python" if tool in ("python", "python3") else tool, *argv[1:]])
+        lines = run_command(line, cwd)
+        if lines and lines[-1].startswith("[exit "):
+            raise RuntimeError(f"line {ln.line}: {shlex.join(argv)} failed:\n" + "\n".join(lines))
+        out += lines[: ln.head] if argv is ln.commands[-1] and ln.head is not None else lines
+    return out
+
+
+def _update_sh(page: str) -> tuple[str, int]:
+    """``page`` with every ``#>`` output of its ``sh`` blocks replaced by
+    what the command line prints now (each block run in order in a fresh
+    directory; ``...`` elisions that still match are kept), and how many
+    changed.  A command with no ``#>`` lines keeps none."""
+    lines = sh_lines(page)
+    actual: dict[int, list[str]] = {}
+    for block in sorted({ln.block for ln in lines}):
+        todo = [ln for ln in lines if ln.block == block]
+        if not any(ln.expected is not None for ln in todo):
+            continue
+        with workdir() as d:
+            (Path(d) / "tools").symlink_to(ROOT / "tools")
+            (Path(d) / "scratch").mkdir()
+            for ln in todo:
+                actual[ln.line] = _run_sh_line(ln, Path(d))
+    pieces, pos, changed = [], 0, 0
+    for ln in lines:
+        if ln.expected is None or matches(ln.expected, actual[ln.line]):
+            continue
+        changed += 1
+        pieces += [page[pos : ln.span[0]], "".join(f"{SH_OUTPUT}{x}".rstrip() + "\n" for x in actual[ln.line])]
+        pos = ln.span[1]
+    return "".join([*pieces, page[pos:]]), changed
+
+
 def update(path: Path) -> int:
     """Rewrite every session of ``path`` with its actual outputs, keeping
-    the ``...`` elisions that still match.  Returns how many commands
-    changed."""
+    the ``...`` elisions that still match, and the ``#>`` outputs of its
+    ``sh`` blocks (:func:`sh_lines`).  Returns how many commands changed."""
+    text, changed_sh = _update_sh(path.read_text())
+    path.write_text(text)
+    return changed_sh + _update_sessions(path)
+
+
+def _update_sessions(path: Path) -> int:
     page = path.read_text()
     blocks = parse(page)
     changed = 0

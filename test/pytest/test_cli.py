@@ -197,6 +197,41 @@ def test_split_input_file_with_one_failing_chunk_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+def test_emit_follows_an_mlir_output_name(tmp_path, capsys):
+    """Without ``--emit``, ``-o X.mlir`` means ``--emit=mlir`` (also with
+    ``--split-input-file``); an explicit ``--emit`` wins; any other ``-o``
+    is ``--emit=bin``, whose error names ``--emit=mlir`` (issue 27, item 4)."""
+    from fetchc.cli import emit_kind
+
+    assert [emit_kind(None, "t.mlir"), emit_kind(None, "t.bin"), emit_kind(None, "-"), emit_kind("bin", "t.mlir"),
+            emit_kind("seq", "t.mlir"), emit_kind(None, "mlir")] == ["mlir", "bin", "bin", "bin", "seq", "bin"]  # fmt: skip
+    src = _write(tmp_path / "in.mlir", DECODE)
+    two = _write(tmp_path / "two.mlir", DECODE + "// -----\n" + DECODE)
+    runs = {
+        "parsed": [str(src), "-p", "", "--mlir-print-op-generic", "-o", str(tmp_path / "parsed.mlir")],
+        "target": [str(src), "-o", str(tmp_path / "target.mlir")],
+        "split": [str(two), "--split-input-file", "-p", "", "-o", str(tmp_path / "split.mlir")],
+        "explicit": [str(src), "--emit=bin", "-o", str(tmp_path / "explicit.mlir")],
+        "bin": [str(src), "-p", "", "-o", str(tmp_path / "parsed.bin")],
+        "split bin": [str(two), "--split-input-file", "-o", str(tmp_path / "split.bin")],
+    }
+    status = {name: main(argv) for name, argv in runs.items()}
+    err = capsys.readouterr().err
+    assert status == {"parsed": 0, "target": 0, "split": 0, "explicit": 0, "bin": 1, "split bin": 1}
+    assert (tmp_path / "parsed.mlir").read_text().startswith('"builtin.module"() ({')
+    target = (tmp_path / "target.mlir").read_text()
+    assert "rngd.dm_base" in target and "fetch.fetch" in target and "fetch_seq.program" not in target
+    assert (tmp_path / "split.mlir").read_text().count("// -----\n") == 1
+    assert (tmp_path / "explicit.mlir").read_bytes().startswith(b"FSEQ")
+    assert not (tmp_path / "parsed.bin").exists() and not (tmp_path / "split.bin").exists()
+    assert (
+        "--emit=bin needs the pipeline to reach fetch_seq (run fetch-place-dm, then fetch-legalize-convert, then "
+        "fetch-to-seq; without -p the default pipeline runs every pass); to write the IR instead, use --emit=mlir "
+        "(or -o FILE.mlir)"
+    ) in err
+    assert "with --split-input-file use --emit=mlir or --emit=seq (or -o FILE.mlir)" in err
+
+
 # --------------------------------------------------------------------------- #
 # stdin
 # --------------------------------------------------------------------------- #

@@ -14,13 +14,16 @@
   ``docs/*.md`` and ``examples/README.md`` runs as shown and exits 0, or is
   listed in :data:`SH_NOT_RUN` with the reason it is not run here (it
   installs packages, is the test suite itself, runs for minutes, needs
-  optional extras); every entry of that list still matches a command.
+  optional extras); every entry of that list still matches a command.  A
+  command line followed by ``#> `` lines prints exactly those
+  (``doc_examples.sh_lines``; ``doc_examples.py --update`` refreshes them).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -196,25 +199,20 @@ an ``&&`` chain, without its trailing comment)."""
 def sh_commands(text: str) -> list[tuple[int, int, str, list[str]]]:
     """The commands of the ``sh`` / ``bash`` blocks of a page: ``(block
     index, line number, command text, argv)`` for each command of each line
-    (``&&`` chains split, trailing ``# ...`` comments dropped)."""
-    out = []
-    for b, m in enumerate(re.finditer(r"^```(sh|bash)[ \t]*\n(.*?)^```[ \t]*$", text, re.S | re.M)):
-        first = text[: m.start(2)].count("\n") + 1
-        for i, line in enumerate(m.group(2).splitlines()):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            lex = shlex.shlex(line, posix=True, punctuation_chars="&|;<>")
-            lex.whitespace_split, lex.commenters = True, "#"
-            tokens = list(lex)
-            assert not set(tokens) & {"|", ";", "<", ">", "||"}, f"line {first + i}: only && chains are supported"
-            argv: list[str] = []
-            for tok in [*tokens, "&&"]:
-                if tok != "&&":
-                    argv.append(tok)
-                elif argv:
-                    out.append((b, first + i, shlex.join(argv), argv))
-                    argv = []
-    return out
+    (``&&`` chains split, trailing ``# ...`` comments and a final ``| head
+    -n N`` dropped; :func:`doc_examples.sh_lines`)."""
+    return [(ln.block, ln.line, shlex.join(a), a) for ln in doc_examples.sh_lines(text) for a in ln.commands]
+
+
+SH_BLOCKS_RUN_ELSEWHERE = {
+    "README.md": {
+        "-o scratch/seq.bin": "test_readme.py::test_first_script_runs_as_shown runs it and checks its values",
+        "gelu_f8e4m3_activations": "test_readme.py::test_function_table_example runs it and checks its values",
+    },
+}
+"""``sh`` blocks (by page, and a text one of the block's commands holds)
+that another test runs the same way, with more checks: running them here
+too would only cost time."""
 
 
 def _not_run(command: str) -> str | None:
@@ -230,12 +228,19 @@ def _host_argv(argv: list[str]) -> list[str]:
         return [*FETCHC, *argv[1:]]
     if tool in ("python", "python3"):
         return [sys.executable, *argv[1:]]
+    if tool == "mkdir" and (found := shutil.which("mkdir")):  # the README's `mkdir -p scratch`
+        return [found, *argv[1:]]
     raise AssertionError(f"{argv[0]}: a program this test does not know; run it here or list it in SH_NOT_RUN")
 
 
 def test_sh_command_parsing():
-    text = "x\n```sh\na && b 'c d' # e\n# only a comment\nf\n```\n```console\n$ g\n```\n"
+    text = "x\n```sh\na && b 'c d' # e\n# only a comment\nf | head -n 2\n#> one\n#>\n```\n```console\n$ g\n```\n"
     assert [(c[1], c[2]) for c in sh_commands(text)] == [(3, "a"), (3, "b 'c d'"), (5, "f")]
+    a, f = doc_examples.sh_lines(text)
+    assert (a.head, a.expected, f.head, f.expected) == (None, None, 2, ["one", ""])
+    assert text[f.span[0] : f.span[1]] == "#> one\n#>\n"
+    with pytest.raises(ValueError, match="only && chains"):
+        doc_examples.sh_lines("```sh\na | grep b\n```\n")
 
 
 def test_every_not_run_entry_names_a_shown_command():
@@ -249,21 +254,22 @@ def test_every_not_run_entry_names_a_shown_command():
 )
 def test_sh_commands_run_as_shown(page: Path, tmp_path: Path):
     """Each block runs in its own scratch directory, its commands in order
-    (``examples/`` and ``tools/`` link to the repository's), and every
-    command exits 0."""
-    commands = sh_commands(page.read_text())
-    ran = 0
-    for block in sorted({c[0] for c in commands}):
+    (``examples/`` and ``tools/`` link to the repository's; ``scratch/``,
+    which the README's first block makes, exists), and every command exits
+    0; a command line with ``#>`` lines prints them."""
+    lines = doc_examples.sh_lines(page.read_text())
+    ran, differ = 0, []
+    elsewhere = SH_BLOCKS_RUN_ELSEWHERE.get(str(page.relative_to(ROOT)), {})
+    skipped = {ln.block for ln in lines for a in ln.commands for text in elsewhere if text in shlex.join(a)}
+    assert len(skipped) == len(elsewhere), "an SH_BLOCKS_RUN_ELSEWHERE entry names no block"
+    for block in sorted({ln.block for ln in lines} - skipped):
         cwd = tmp_path / f"block{block}"
-        cwd.mkdir()
+        (cwd / "scratch").mkdir(parents=True)
         for name in ("examples", "tools"):
             (cwd / name).symlink_to(ROOT / name)
-        for _, line, command, argv in (c for c in commands if c[0] == block):
-            if _not_run(command) is not None:
-                continue  # reported by test_sh_command_not_run
-            r = subprocess.run(_host_argv(argv), cwd=cwd, capture_output=True, text=True)
-            assert r.returncode == 0, f"{page.name}:{line}: {command}\nexit {r.returncode}\n{r.stderr}"
-            ran += 1
+        n, d = doc_examples.run_sh_block([ln for ln in lines if ln.block == block], cwd, _host_argv, _not_run)
+        ran, differ = ran + n, differ + d
+    assert not differ, "\n\n".join(differ) + f"\n(refresh: doc_examples.py --update {page.relative_to(ROOT)})"
     if not ran:
         pytest.skip("every command of the page is in SH_NOT_RUN")
 

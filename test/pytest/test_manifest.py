@@ -191,7 +191,7 @@ def test_disassembly_lines():
         "  scalars: 1\n"
         "  scalar 0: g (arg 2)\n"
         "    dtype: f32\n"
-        "  programs: 0, 1\n"
+        "  program indices: 0, 1\n"
     )
     d = to_json(seqbin())
     assert list(d)[-1] == "manifest"
@@ -309,7 +309,7 @@ SHAPE_CASES = [
     (edited(set_((*T0, "read"), 1)), r"tensors\[0\]\.read must be true or false, not an integer\.$"),
     (edited(set_((*T0, "dtype"), "f16")), r"tensors\[0\]\.dtype is 'f16', not an element type \(i4, i8, "),
     (edited(set_((*T0, "dtype"), "i9")), r"tensors\[0\]\.dtype is i9, which never lives in memory\.$"),
-    (edited(set_((*T0, "strides"), [1])), r"tensors\[0\]\.strides has 1 entries but shape has 2\.$"),
+    (edited(set_((*T0, "strides"), [1])), r"tensors\[0\]\.strides has 1 entry but shape has 2\.$"),
     (edited(set_((*T0, "dm_base"), 1 << 19)), r"tensors\[0\]\.dm_base is 524288; it must be at most 524287\.$"),
     (edited(set_((*T0, "arg"), None)), r"tensors\[0\]\.arg must be an integer, not null\.$"),
     (edited(set_(("kernels", 0, "tensors", 2, "arg"), 5)), r"tensors\[2\]\.arg is 5; a scratch tensor has arg null\.$"),

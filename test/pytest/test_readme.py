@@ -1,29 +1,60 @@
 """The README's two set-up commands stay true: CI runs the README's test
-command verbatim, and the main command names a shipped example."""
+command verbatim, the first script runs as shown on a shipped example and
+prints its ``#>`` lines, its values are the decode computed here, and it
+leaves nothing outside ``scratch/``; every example has its upstream-MLIR
+round trip (issue 27)."""
 
 import re
+import shlex
+import sys
 from pathlib import Path
 
+import doc_examples
 from served import FETCHC
 
 ROOT = Path(__file__).resolve().parents[2]
+SETUP = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
 
 
 def _readme_commands() -> list[str]:
+    """The ``sh`` blocks before the README's first section."""
     text = (ROOT / "README.md").read_text()
-    head = text[: text.index("\n## ", text.index("```"))]
-    return [c.strip() for c in re.findall(r"```(?:sh|bash)?\n(.*?)```", head, re.S)]
+    head = text[: text.index("\n## ")]
+    return [b.strip() for b in re.findall(r"^```sh[ \t]*\n(.*?)^```[ \t]*$", head, re.S | re.M)]
+
+
+def _host_argv(argv: list[str]) -> list[str]:
+    """``.venv/bin/fetchc`` / ``.venv/bin/python`` / ``mkdir`` as this
+    environment runs them."""
+    if argv[0] == ".venv/bin/fetchc":
+        return [*FETCHC, *argv[1:]]
+    if argv[0] == ".venv/bin/python":
+        return [sys.executable, *argv[1:]]
+    assert argv[0] == "mkdir", argv
+    return argv
 
 
 def test_readme_starts_with_two_commands():
-    cmds = _readme_commands()
-    assert len(cmds) == 2, cmds
+    """The first block sets up a fresh machine and runs the main job, a few
+    steps each with a ``#`` note; the second sets up and runs the tests."""
+    main, tests = _readme_commands()
+    lines = main.splitlines()
+    assert lines[1].startswith(SETUP), lines[:2]
+    assert tests.startswith(SETUP) and "\n" not in tests
+    steps = [ln for ln in lines if ln and not ln.startswith("#")]
+    assert 4 <= len(steps) <= 8
+    assert all(lines[lines.index(st) - 1].startswith("# ") for st in steps), "every step has a note above it"
+    assert all(len(st) < 250 for st in steps), "no 475-character chain"
 
 
 def test_ci_runs_the_readme_test_command():
     test_cmd = _readme_commands()[1]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_cmd in ci, f"{test_cmd!r} is not a line of .ci/run"
+    # .ci/run says so before it deletes .venv
+    rm = ci.index("rm -rf .venv")
+    assert ci[rm - 1].startswith("echo ") and "deleting .venv" in ci[rm - 1]
+    assert ci.index(test_cmd) == rm + 1
 
 
 def test_main_command_uses_a_shipped_example():
@@ -33,7 +64,43 @@ def test_main_command_uses_a_shipped_example():
     for e in examples:
         assert (ROOT / e).is_file(), e
     # the quick start runs the 256-slice NVFP4 decode on a whole weight (hardware.md §1a)
-    assert "fetchc run examples/nvfp4_dequant_f32.mlir --arg codes=w.npy" in main_cmd
+    assert "fetchc run examples/nvfp4_dequant_f32.mlir --arg codes=scratch/w.npy" in main_cmd
+
+
+def test_first_script_runs_as_shown(tmp_path):
+    """Every step but the set-up runs (from a directory with ``examples/``)
+    and prints its ``#>`` lines; ``out`` is ``E2M1[code] × 1.0 × 0.5``,
+    computed here with ml_dtypes, bit for bit; every file it writes is in
+    ``scratch/`` (which ``mkdir -p`` makes)."""
+    import ml_dtypes
+    import numpy as np
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    lines = [ln for ln in doc_examples.sh_lines((ROOT / "README.md").read_text()) if ln.block == 0]
+    ran, differ = doc_examples.run_sh_block(lines, tmp_path, _host_argv, doc_examples.SH_SKIPPED.fullmatch)
+    assert ran == 6 and not differ, "\n\n".join(differ)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "scratch"]
+    assert sorted(p.name for p in (tmp_path / "scratch").iterdir()) == ["out.npz", "s.npy", "seq.bin", "w.npy"]
+    codes = np.load(tmp_path / "scratch" / "w.npy")
+    out = np.load(tmp_path / "scratch" / "out.npz")["out"]
+    want = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32) * np.float32(0.5)
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
+def test_every_example_has_an_mlir_opt_round_trip():
+    """The README says the mlir-opt tests round-trip every example: one
+    ``test/lit/mlir-opt/example_NAME.test`` per ``examples/NAME.mlir``,
+    compiling that example, marked ``REQUIRES: mlir-opt`` and, when the
+    example uses an FP4 type (MLIR 20 or later), ``mlir-opt-f4``."""
+    examples = sorted(p.stem for p in (ROOT / "examples").glob("*.mlir"))
+    tests = sorted(p.stem.removeprefix("example_") for p in (ROOT / "test/lit/mlir-opt").glob("example_*.test"))
+    assert tests == examples
+    for name in examples:
+        test = (ROOT / f"test/lit/mlir-opt/example_{name}.test").read_text()
+        fp4 = re.search(r"\b(f4E2M1FN|f8E8M0FNU)\b", (ROOT / f"examples/{name}.mlir").read_text())
+        (requires,) = re.findall(r"^# REQUIRES: (.*)$", test, re.M)
+        assert requires == ("mlir-opt, mlir-opt-f4" if fp4 else "mlir-opt"), name
+        assert f"%examples/{name}.mlir --emit=mlir -p ''" in test, name
 
 
 def test_embedding_example_runs(tmp_path, monkeypatch, capsys):
@@ -83,68 +150,25 @@ def test_run_example_runs():
     assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
 
 
-def test_run_command_example(tmp_path):
-    """The README's ``fetchc run`` command lines run as written (from the
-    repository root, with the venv's tools) and print what the comment says;
-    the value is checked against ml_dtypes: E2M1[code] × 1.0 × 0.5."""
-    import shlex
-    import subprocess
-    import sys
-
-    import ml_dtypes
-    import numpy as np
-
-    text = (ROOT / "README.md").read_text()
-    (block,) = [
-        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "fetchc run examples/nvfp4" in b and "pip install" not in b
-    ]
-    lines = [ln for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 3
-    printed_comment = lines[2].split("#", 1)[1].strip()
-    for ln in lines:
-        argv = shlex.split(ln, comments=True)
-        tool = argv[0]
-        assert tool in (".venv/bin/python", ".venv/bin/fetchc"), tool
-        argv = [*(FETCHC if tool.endswith("fetchc") else [sys.executable]), *argv[1:]]
-        argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
-        r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == printed_comment
-    codes = np.load(tmp_path / "w.npy")
-    out = np.load(tmp_path / "out.npz")["out"]
-    want = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32) * np.float32(0.5)
-    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
-
-
 def test_function_table_example(tmp_path):
     """The README's function-table commands (``fetchc run`` on
     examples/gelu_f8e4m3_activations.mlir against numpy's
-    ``0.5·x·(1 + erf(x/√2))``) run as written and print what the comment
-    says; the output is checked here too: every element is the numpy value
-    rounded to f32 then to bf16 (no input is a NaN or reaches a tail)."""
+    ``0.5·x·(1 + erf(x/√2))``) run as written and print their ``#>`` lines;
+    the output is checked here too: every element is the numpy value rounded
+    to f32 then to bf16 (no input is a NaN or reaches a tail)."""
     import math
-    import shlex
-    import subprocess
-    import sys
 
     import ml_dtypes
     import numpy as np
 
-    text = (ROOT / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "gelu_f8e4m3_activations" in b]
-    lines = [ln for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 3
-    printed_comment = lines[2].split("#", 1)[1].strip()
-    for ln in lines:
-        argv = shlex.split(ln, comments=True)
-        assert argv[0] in (".venv/bin/python", ".venv/bin/fetchc"), argv[0]
-        argv = [sys.executable, *(["-m", "fetchc.cli"] if argv[0].endswith("fetchc") else []), *argv[1:]]
-        argv = [str(ROOT / a) if a.startswith("examples/") else a for a in argv]
-        r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == printed_comment
-    x = np.load(tmp_path / "act.npy").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "scratch").mkdir()  # the first script makes it
+    lines = doc_examples.sh_lines((ROOT / "README.md").read_text())
+    (block,) = {ln.block for ln in lines for c in ln.commands if "gelu_f8e4m3_activations" in shlex.join(c)}
+    ran, differ = doc_examples.run_sh_block([ln for ln in lines if ln.block == block], tmp_path, _host_argv, lambda c: False)
+    assert ran == 3 and not differ, "\n\n".join(differ)
+    x = np.load(tmp_path / "scratch/act.npy").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
     ref = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
     want = ref.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
-    out = np.load(tmp_path / "gelu.npz")["out"]
+    out = np.load(tmp_path / "scratch/gelu.npz")["out"]
     assert out.dtype == np.float32 and np.array_equal(out.view(np.uint32), want.view(np.uint32))

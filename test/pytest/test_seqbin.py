@@ -683,16 +683,16 @@ def test_tampered_table_is_read_as_stored_and_marked():
         (7, 2, r"program 0: limits\[1\] \(word 9\) is 0; a used entry is 1 to 65536"),
         (8, 0, r"program 0: limits\[0\] \(word 8\) is 0; a used entry is 1 to 65536"),
         (8, 65537, r"program 0: limits\[0\] \(word 8\) is 65537; a used entry is 1 to 65536"),
-        (15, 1, r"program 0: limits\[7\] \(word 15\) is 1 but only 1 entries are used; it must be 0"),
-        (17, -1, r"program 0: strides\[1\] \(word 17\) is -1 but only 1 entries are used; it must be 0"),
+        (15, 1, r"program 0: limits\[7\] \(word 15\) is 1 but only 1 entry is used; it must be 0"),
+        (17, -1, r"program 0: strides\[1\] \(word 17\) is -1 but only 1 entry is used; it must be 0"),
         (16, 2, r"program 0: the innermost entry \[65536 : 2\] cannot hold packets of 16 elements"),
-        (16, 0, r"program 0: fetch_size \(word 6\) 4 bytes reads 8 elements, which does not divide the largest contiguous access of 1 elements"),
+        (16, 0, r"program 0: fetch_size \(word 6\) 4 bytes reads 8 elements, which does not divide the largest contiguous access of 1 element"),
         (24, 16, r"program 0: stages \(word 24\) is 0x10; only bits 0-3 are defined"),
         (24, 8, r"program 0: the masking stage \(stages bit 3\) is on, but its configuration \(the program's MASKS "),
         (24, 2, r"program 0: tables \(word 25\) is 0 but the table_lookup stage \(stages bit 0\) is off; it must be 0xFFFFFFFF"),
         (24, 1, r"program 0: type_conversion \(word 26\) is 3 but the type_conversion stage \(stages bit 1\) is off"),
         (24, 7, r"program 0: the zero_point stage \(stages bit 2\) is on but its input is f32, not i4 or i8"),
-        (25, 1, r"program 0: tables \(word 25\) is 1, out of range for 1 tables"),
+        (25, 1, r"program 0: tables \(word 25\) is 1, out of range for 1 table"),
         (25, NONE, r"program 0: the table_lookup stage \(stages bit 0\) is on but tables \(word 25\) is 0xFFFFFFFF"),
         (26, 7, r"program 0: type_conversion \(word 26\) is 7; cast codes are 0 to 6"),
         (26, 4, r"program 0: type_conversion \(word 26\) is code 4 \(f8E5M2 -> f32\) but the value entering the cast is f8E4M3FN"),
@@ -719,7 +719,7 @@ def test_zero_point_rejections():
     assert read(zp_file()).programs[0].zero_point0 == -3
     rejects(zp_file(nzp=0), r"program 0: num_zero_points \(word 28\) is 0 but the zero_point stage is on; it must be 1")
     rejects(zp_file(nzp=2), r"num_zero_points \(word 28\) is 2")
-    rejects(zp_file(zp_mode=1), r"program 0: zp_mode \(word 29\) is 1 but a i8 -> i9 zero point is mode 2")
+    rejects(zp_file(zp_mode=1), r"program 0: zp_mode \(word 29\) is 1 but an i8 -> i9 zero point is mode 2")
     rejects(zp_file(zp0=128), r"program 0: zero_point0 \(word 27\) is 128, outside \[-128, 127\] for i8")
     rejects(zp_file(zp0=-129), r"zero_point0 \(word 27\) is -129")
     rejects(zp_file(in_code=1, out_code=5, zp0=-9, zp_mode=1, packet=64, limits=[64], flits=2),
@@ -812,15 +812,21 @@ program 0: "decode/0"
 
 
 def grid_rows(text: str, table: int) -> dict[int, list[str]]:
+    """The 256 cells of table ``table``'s grid (8 keys a line, each line
+    labelled with its first key: ``  0x08: ...``) as 16 rows of 16, by high
+    and low nibble: ``rows[k >> 4][k & 15]`` is key ``k``'s cell."""
     lines = text.splitlines()
     start = lines.index(next(l for l in lines if l.startswith(f"table {table}:")))
-    rows = {}
-    for l in lines[start + 1 : start + 19]:
-        m = re.match(r"  row ([0-9a-f]): (.*)$", l)
+    cells: list[str] = []
+    for l in lines[start + 1 :]:
+        m = re.match(r"  0x([0-9a-f]{2}): (.*)$", l)
         if m:
-            rows[int(m.group(1), 16)] = m.group(2).split()
-    assert len(rows) == 16 and all(len(r) == 16 for r in rows.values())
-    return rows
+            assert int(m.group(1), 16) == len(cells), l
+            cells += m.group(2).split()
+        elif cells:
+            break
+    assert len(cells) == 256
+    return {r: cells[16 * r : 16 * r + 16] for r in range(16)}
 
 
 def test_disassemble_example():
@@ -842,12 +848,12 @@ def test_disassemble_example():
 def test_disassemble_non_paired_and_other_programs():
     tabs = (Table.for_pair(F4E2M1FN, F8E4M3FN), Table.for_pair(F8E5M2, BF16))
     text = disassemble(SeqBin(tabs, tuple(some_programs())))
-    assert "table 1: f8E5M2 -> bf16, non-paired\n  layout: key = row * 16 + column\n" in text
+    assert "table 1: f8E5M2 -> bf16, non-paired\n  layout: 8 keys a line, key = label + column\n" in text
     rows = grid_rows(text, 1)
     assert rows[0x3][0xC] == "1"  # e5m2 0x3C = 1.0
     assert rows[0x7][0xC] == "inf" and rows[0xF][0xC] == "-inf"
     assert rows[0x7][0xD] == "nan" and rows[0xF][0xF] == "-nan"
-    assert rows[0x0][0x1] == "1.52587890625e-05"  # 2^-16, exact
+    assert rows[0x0][0x1] == "1.53e-05"  # 2^-16 = 1.52587890625e-05: the shortest text that reads back as it
     assert rows[0x7][0xB] == "57344"
     assert 'program 2: "sub/0"\n  unit: sub\n' in text
     assert "  sequencer: [4096 : 32, 32 : 1] : 32\n" in text

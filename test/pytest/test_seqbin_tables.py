@@ -105,8 +105,8 @@ GOOD_DECODE = head12(1, 0, CODE["f8E4M3FN"], CODE["bf16"], 0, 256) + bytes(512)
         (head12(1, 0, CODE["i8"], 10, 9, 256) + bytes(512), r"function \(byte 6\)|function is 9, not a function code"),
         (head12(1, 0, CODE["f8E4M3FN"], 10, 0, 256, 2.0) + bytes(512), r"scale is 2\.0 but a decode table has no scale"),
         (head12(1, 0, CODE["f8E4M3FN"], 10, 0, 256, 1.0, 4) + bytes(512), r"zero_point is 4 but a decode table has no zero point"),
-        (head12(1, 0, CODE["f8E4M3FN"], 10, FN["gelu"], 256, 0.5) + bytes(512), r"scale is 0\.5 but a f8E4M3FN key has no scale"),
-        (head12(1, 0, CODE["f8E4M3FN"], 10, FN["gelu"], 256, 1.0, 1) + bytes(512), r"zero_point is 1 but a f8E4M3FN key has no zero point"),
+        (head12(1, 0, CODE["f8E4M3FN"], 10, FN["gelu"], 256, 0.5) + bytes(512), r"scale is 0\.5 but an f8E4M3FN key has no scale"),
+        (head12(1, 0, CODE["f8E4M3FN"], 10, FN["gelu"], 256, 1.0, 1) + bytes(512), r"zero_point is 1 but an f8E4M3FN key has no zero point"),
         (head12(1, 0, CODE["i8"], 10, FN["silu"], 256, 0.0) + bytes(512), r"scale 0\.0 is zero; it must be a finite, non-zero, normal f32"),
         (head12(1, 0, CODE["i8"], 10, FN["silu"], 256, float("inf")) + bytes(512), r"scale inf is not finite"),
         (head12(1, 0, CODE["i8"], 10, FN["silu"], 256, 1e-40) + bytes(512), r"is an f32 subnormal"),
@@ -128,7 +128,7 @@ def test_reader_rejects_each_field(record, message):
 
 def test_reader_rejects_records_that_do_not_fit_the_section():
     rec = head12(2, 0, CODE["bf16"], 10, FN["gelu"], 65536) + bytes(512)  # 65536 entries declared, 256 present
-    with pytest.raises(SeqBinError, match=r"^TABLES section: count 1 records need|^table 0: its 65536 entries"):
+    with pytest.raises(SeqBinError, match=r"^TABLES section: count 1 record needs|^table 0: its 65536 entries"):
         read(one_table_file(rec))
     two = GOOD_I8 + GOOD_DECODE[:100]
     with pytest.raises(SeqBinError, match=r"^TABLES section: count 2 records need at least 1072 bytes"):
@@ -136,7 +136,7 @@ def test_reader_rejects_records_that_do_not_fit_the_section():
     big = GOOD_I8 + head12(2, 0, CODE["bf16"], 10, FN["gelu"], 65536) + bytes(600)
     with pytest.raises(SeqBinError, match=r"^table 1: its 65536 entries \(131072 bytes from byte \d+\) run past the end"):
         read(one_table_file(big, count=2))
-    with pytest.raises(SeqBinError, match=r"^TABLES section: 8 bytes follow its 1 records"):
+    with pytest.raises(SeqBinError, match=r"^TABLES section: 8 bytes follow its 1 record;"):
         read(one_table_file(GOOD_I8 + bytes(8)))
     with pytest.raises(SeqBinError, match=r"^TABLES section: count 4294967295 records need"):
         read(one_table_file(GOOD_I8, count=0xFFFFFFFF))
@@ -173,9 +173,11 @@ def test_dis_shows_function_tables_without_65536_lines():
     assert "  key_bytes: 2\n" in text and "  entries: 65536\n" in text
     assert "  scale: 0.0010000000474974513\n" in text and "  zero_point: 7\n" in text  # the f32 scale, exactly
     assert "  sample: f(-0.0020000000949949026) = " in text and "(all entries: fetchc dis --json)" in text
-    # The grid of the 1-byte table: key 0x38 is 1.0, gelu(1) = 0.84134 -> bf16 0.83984375 (0x3F57; the next is 0.84375)
-    rows = [ln for ln in text.splitlines() if ln.startswith("  row 3:")]
-    assert rows[0].split()[2 + 8] == "0.83984375"
+    assert len([ln for ln in text.splitlines() if ln.startswith("  sample: f(")]) == 5
+    # The grid of the 1-byte table: key 0x38 is 1.0, gelu(1) = 0.84134 -> bf16 0.83984375 (0x3F57; the
+    # neighbours are 0.8359375 and 0.84375), whose shortest text is 0.84
+    rows = [ln for ln in text.splitlines() if ln.startswith("  0x38:")]
+    assert rows[0].split()[1] == "0.84"
     d = to_json(SeqBin(tables, progs))
     t1 = d["tables"][1]
     assert (t1["function"], t1["key_bytes"], t1["zero_point"], len(t1["entries"])) == ("silu", 2, 7, 65536)

@@ -70,7 +70,7 @@
 // CHECK-NEXT:   scalars: 1
 // CHECK-NEXT:   scalar 0: g (arg 2)
 // CHECK-NEXT:     dtype: f32
-// CHECK-NEXT:   programs: 0, 1
+// CHECK-NEXT:   program indices: 0, 1
 // CHECK-NOT:  {{.}}
 
 func.func @k(%w: memref<3x10xf4E2M1FN> {rngd.dm_base = 4096 : i64}, %s: memref<4x16xbf16, strided<[32, 1], offset: 8>> {rngd.dm_base = 8192 : i64}, %g: f32, %o: memref<3x10xf8E4M3FN> {rngd.dm_base = 16384 : i64}, %o2: memref<4x16xf32> {rngd.dm_base = 20480 : i64}, %unused: memref<7xi4> {rngd.dm_base = 24576 : i64}) {

@@ -49,7 +49,7 @@ func.func @flits(%b: memref<64xi8>, %o: memref<64xi32>) {
 // -----
 
 func.func @zp(%b: memref<64xi8>, %t: !rngd.trf<i8>, %o: memref<64xi32>) {
-  // expected-error @+1 {{'fetch_seq.program' op zp_mode is 1 but a i8 -> i9 zero point is mode 2}}
+  // expected-error @+1 {{'fetch_seq.program' op zp_mode is 1 but an i8 -> i9 zero point is mode 2}}
   %s = fetch_seq.program %b {program_name = "k/0", unit = #fetch_seq.unit<main>, base = 4096 : i64, packet_size = 32 : i64, fetch_size = 32 : i64, limits = array<i64: 64>, strides = array<i64: 1>, stages = #fetch_seq.stages<zero_point>, zero_point = 3 : i32, zp_mode = #fetch_seq.zp_mode<i4_to_i5>, flit_count = 2 : i64, words_per_packet = 1 : i64, cycles = 2 : i64} : memref<64xi8> -> !fetch.stream<main, [2], [32], i9>
   %y = rngd.contract_outer %s, %t : !fetch.stream<main, [2], [32], i9>, !rngd.trf<i8> -> !fetch.stream<main, [2], [32], i32>
   rngd.commit %y, %o : !fetch.stream<main, [2], [32], i32>, memref<64xi32>

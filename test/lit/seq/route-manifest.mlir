@@ -69,7 +69,7 @@
 // CHECK-NEXT:     bytes: 131072
 // CHECK-NEXT:     use: read, committed
 // CHECK-NEXT:   scalars: 0
-// CHECK-NEXT:   programs: 0, 1
+// CHECK-NEXT:   program indices: 0, 1
 // CHECK:      kernel 1: dq
 // CHECK-NEXT:   slices: 1
 // CHECK-NEXT:   tensors: 4
@@ -87,7 +87,7 @@
 // CHECK-NEXT:     dm_base: 0x9200 (37376)
 // CHECK-NEXT:     bytes: 8192
 // CHECK-NEXT:     use: read, committed
-// CHECK:        programs: 2, 3, 4
+// CHECK:        program indices: 2, 3, 4
 
 // JSON: {"arg":0,"bytes":65536,"committed":false,"dm_base":0,"dtype":"f4E2M1FN","name":"codes","offset":0,"read":true,"shape":[256,512],"slice_dim":null,"strides":[512,1]},{"arg":null,"bytes":131072,"committed":true,"dm_base":65536,"dtype":"f8E4M3FN","name":"scratch0","offset":0,"read":true,"scratch":true,"shape":[256,16,32],"slice_dim":null,"strides":[512,32,1]}
 

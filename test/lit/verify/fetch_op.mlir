@@ -98,7 +98,7 @@ func.func @missing_map(%a: memref<1024xi8>, %o: memref<64x16xi8>) {
 // -----
 
 func.func @map_dims(%a: memref<64x16xi8>, %o: memref<64x16xi8>) {
-  // expected-error @+1 {{'fetch.fetch' op 'map' has 1 dims but the stream has 2 (time [64] then packet [16])}}
+  // expected-error @+1 {{'fetch.fetch' op 'map' has 1 dim but the stream has 2 (time [64] then packet [16])}}
   %s = fetch.fetch %a {map = affine_map<(t) -> (t, t)>} : memref<64x16xi8> -> !fetch.stream<main, [64], [16], i8>
   rngd.commit %s, %o : !fetch.stream<main, [64], [16], i8>, memref<64x16xi8>
   func.return
@@ -107,7 +107,7 @@ func.func @map_dims(%a: memref<64x16xi8>, %o: memref<64x16xi8>) {
 // -----
 
 func.func @map_results(%a: memref<64x16xi8>, %o: memref<64x16xi8>) {
-  // expected-error @+1 {{'fetch.fetch' op 'map' has 1 results but the memref has rank 2}}
+  // expected-error @+1 {{'fetch.fetch' op 'map' has 1 result but the memref has rank 2}}
   %s = fetch.fetch %a {map = affine_map<(t, p) -> (t * 16 + p)>} : memref<64x16xi8> -> !fetch.stream<main, [64], [16], i8>
   rngd.commit %s, %o : !fetch.stream<main, [64], [16], i8>, memref<64x16xi8>
   func.return

@@ -124,7 +124,7 @@ func.func @k(%a: memref<4x32xf8E4M3FN>, %o: memref<4x32xf32>) {
 // scale on a float key.
 func.func @k(%a: memref<4x32xf8E5M2>, %o: memref<4x32xbf16>) {
   %s = fetch.fetch %a : memref<4x32xf8E5M2> -> !fetch.stream<main, [4], [32], f8E5M2>
-  // expected-error @+1 {{'scale' apply only to integer keys (i8, i16); a f8E5M2 key's value is the number it encodes: drop it}}
+  // expected-error @+1 {{'scale' applies only to integer keys (i8, i16); an f8E5M2 key's value is the number it encodes: drop it}}
   %l = fetch.table_lookup %s {fn = "gelu", scale = 2.0 : f32} : !fetch.stream<main, [4], [32], f8E5M2> -> !fetch.stream<main, [4], [32], bf16>
   rngd.commit %l, %o : !fetch.stream<main, [4], [32], bf16>, memref<4x32xbf16>
   func.return

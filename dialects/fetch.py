@@ -463,7 +463,7 @@ class FetchOp(IRDLOperation):
                 types_agree,
                 props,
                 lambda: self.sequencer_config(),
-                lambda: check_padding_reach(self),
+                lambda: check_padding_reach(self, self.padding),
             ]
         )
 

@@ -37,6 +37,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from fetchc import target
 from fetchc.diagnostics import OpError
 from fetchc.dialects.stream import StreamType, stream_type
+from fetchc.target.mask import Padding
 from fetchc.wording import a_or_an
 
 STREAM_DIALECTS = ("fetch", "rngd", "fetch_seq")
@@ -457,14 +458,16 @@ def padding_user(fetch: Operation) -> Operation | None:
     return cur
 
 
-def check_padding_reach(fetch: Operation) -> None:
-    """Rule 11 at a padded ``fetch.fetch``: raise :class:`OpError` (with a
-    note at the consumer) when its padding reaches, unmasked, an op that
-    computes with it (:func:`padding_user`)."""
+def check_padding_reach(fetch: Operation, pad: Padding | None) -> None:
+    """Rule 11 at a ``fetch.fetch`` whose padded axis is ``pad`` (``None``:
+    not padded): raise :class:`OpError` (with a note at the consumer) when
+    its padding reaches, unmasked, an op that computes with it
+    (:func:`padding_user`)."""
+    if pad is None:
+        return
     user = padding_user(fetch)
     if user is None:
         return
-    pad = fetch.properties["pad"].padding  # type: ignore[attr-defined]  # a PadAttr (IRDL verified it)
     raise OpError(
         f"reads padding ({pad.text()}) that reaches '{user.name}' unmasked, which computes with whatever DM holds "
         "in the padding slots: add fetch.mask directly after this fetch.fetch to zero them; unmasked padding "

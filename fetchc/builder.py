@@ -651,8 +651,8 @@ class KernelBuilder:
         elif pad is not None and (shape is not None or offset is not None):
             problem = "a padded read (pad=) reads the whole memref: drop shape= and offset="
         elif packet < 1 or row % packet:
-            what = "padded row" if pad is not None else "row"
-            problem = f"a {what} of {row} elements is not a whole number of packets of {packet}"
+            what = "a padded row" if pad is not None else "a row"
+            problem = f"{what} of {row} elements is not a whole number of packets of {packet}"
         if problem is not None:
             raise DiagnosticError(Diagnostic.error(f"fetch_rows: {problem}", _loc_tuple(where)))
         time = window[:-1] + [row // packet]

@@ -870,12 +870,11 @@ def main_run(argv: list[str]) -> int:
     and each committed tensor left out because it depends on
     ``rngd.contract_outer`` are located warnings (when every committed
     tensor is left out, the ``.npz`` holds no array and a last warning says
-    so).  Returns the exit
-    status: 0 on success, 2 on a usage error, 1 on any other error (an
-    unreadable input, a compile error, a bad input name or array, an op
-    fetchc has no semantics for feeding a commit, an unwritable
-    output), printed as a located diagnostic or ``error: ...`` on stderr,
-    never a traceback.  On error no output file is created or overwritten."""
+    so).  Returns the exit status: 0 on success, 2 on a usage error, 1 on
+    any other error (an unreadable input, a compile error, a bad input name
+    or array, an op fetchc has no semantics for feeding a commit, an
+    unwritable output), printed as a located diagnostic or ``error: ...`` on
+    stderr, never a traceback; then no output file is created or overwritten."""
     parser = _run_parser()
     try:
         args = parser.parse_args(argv)
@@ -932,13 +931,7 @@ def main_run(argv: list[str]) -> int:
     except DiagnosticError as e:
         sys.stderr.write(render_all(e.diagnostics, sources))
         return 1
-    if not outputs and left_out:  # every committed tensor depends on a contraction (warned about above)
-        _warn(
-            f"fetchc run computed none of the kernel's committed tensors (each depends on rngd.contract_outer, "
-            f"see above): {args.output} holds no array"
-        )
-    elif not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
-        _warn(f"the kernel commits no tensor (no rngd.commit): {args.output} holds no array")
+    _warn_if_nothing_written(outputs, left_out, args.output)
     kernel = _chosen_kernel(result.seqbin, args.entry)
     listing = None if args.quiet else (lambda: _list_written(args.output, outputs, kernel))
     try:
@@ -948,6 +941,19 @@ def main_run(argv: list[str]) -> int:
 
         kept = f"; '{args.output}' is left as it was" if output_target(args.output)[0] == "file" else ""
         return _error(f"{e}{kept} (-q leaves the list out)")
+
+
+def _warn_if_nothing_written(outputs: dict, left_out: list[str], output: str) -> None:
+    """``fetchc run``'s last warning when ``output`` will hold no array:
+    every committed tensor depends on a contraction (``left_out``, each
+    warned about already), or the kernel commits none."""
+    if not outputs and left_out:
+        _warn(
+            f"fetchc run computed none of the kernel's committed tensors (each depends on rngd.contract_outer, "
+            f"see above): {output} holds no array"
+        )
+    elif not outputs:  # e.g. a kernel that only stages a TRF: valid, but nothing to look at
+        _warn(f"the kernel commits no tensor (no rngd.commit): {output} holds no array")
 
 
 @contextlib.contextmanager

@@ -463,7 +463,8 @@ class FetchcFunctions(InterpreterFunctions):
         padding = padding_of(op)
         if padding is None:
             return (_stream(np.array(mem[idx]), op.result.type, "fetch.fetch"),)
-        d = op.padding.dim  # type: ignore[union-attr]  # padded: padding_of gave slots
+        assert op.padding is not None  # padded: padding_of gave slots
+        d = op.padding.dim
         inside = list(idx)
         inside[d] = np.clip(idx[d], 0, mem.shape[d] - 1)
         out = np.array(mem[tuple(inside)])

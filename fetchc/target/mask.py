@@ -553,7 +553,7 @@ def check_mask_config(
     counts = tuple(cfg.rightmost_valid_count)
     if len(counts) != MASK_CELLS:
         raise RecordError("rightmost_valid_count", f"{len(counts)} valid counts; a mask has {MASK_CELLS}")
-    used = {ValidCountDim.RIGHTMOST: 1, ValidCountDim.RIGHTMOST_AND_SECOND_RIGHTMOST: 2}.get(kind)
+    used = {ValidCountDim.RIGHTMOST: 1, ValidCountDim.RIGHTMOST_AND_SECOND_RIGHTMOST: 2}.get(kind, 0)
     if kind == ValidCountDim.ITERATOR:
         if not 0 <= cfg.iterator < n:
             raise RecordError(
@@ -575,7 +575,7 @@ def check_mask_config(
                 "rightmost_valid_count",
                 f"{L.field('rightmost_valid_count', k)} is {v}, outside 0 to {cap}, the cap for {elem}",
             )
-        if k >= used and v:  # type: ignore[operator]  # set on every branch
+        if k >= used and v:
             raise RecordError(
                 "rightmost_valid_count", f"{L.field('rightmost_valid_count', k)} is {v}, but the cell is unused: 0"
             )

@@ -266,10 +266,8 @@ def derive(
       ``"sub"``; ``cast_out``: the output type of the chain's cast stage, or
       ``None``; ``read_size``: a pinned read size, or ``None`` to derive one.
     * ``base``: DM **byte** address of the memref's element 0; ``placed``:
-      whether it is known (a ``base`` property or the placement gave it).  An
-      unplaced fetch (base 0 until ``fetch-place-dm``) is not checked against
-      the end of DM: the placement reports a kernel that does not fit, with
-      the slices that would make it fit.
+      whether it is known (else it is 0 until ``fetch-place-dm``, which
+      reports a kernel that does not fit, so the end of DM is not checked).
     * ``pad``: the fetch's padded axis (:class:`~fetchc.target.mask.Padding`),
       whose index may then run over ``[-left, size - left)``;
       ``keep_padded``: keep the stream dims that walk it in entries of their
@@ -280,23 +278,18 @@ def derive(
     not a multiple of 8 or not below 2^19; non-positive sizes; a padding that
     may not be read (:func:`~fetchc.target.mask.pad_problem`) or that the
     stream does not walk whole (:func:`~fetchc.target.mask.stream_padding`);
-    an index outside the memref (outside the padded range along the padded
-    dim); an address outside ``[0, 2^19)`` (when placed; a left pad reading
-    before address 0 says where the tensor may go); an odd 4-bit
-    element offset; a dimension that cannot be split, more than 8 entries, a
-    stride that does not fit i32; an odd non-innermost 4-bit entry stride;
-    a non-contiguous innermost entry; no legal (or an illegal pinned / sub)
-    read size.
+    an index outside the memref (or the padded range); an address outside
+    ``[0, 2^19)`` (when placed); an odd 4-bit element offset; a dimension
+    that cannot be split, more than 8 entries, a stride beyond i32; an odd
+    non-innermost 4-bit entry stride; a non-contiguous innermost entry; no
+    legal (or an illegal pinned / sub) read size.
     """
     _check_arguments(memref_shape, memref_strides, map_coeffs, map_consts, time_shape, packet_shape, elem, context)
     _check_base(base)
     _check_sizes(memref_shape, time_shape, packet_shape)
     sizes = [*time_shape, *packet_shape]
     padding = _padding(memref_shape, memref_strides, map_coeffs, map_consts, sizes, len(time_shape), pad)
-    _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes, pad)
-    rank = len(memref_shape)
-    dim_strides = [sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))]
-    offset = memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
+    dim_strides, offset = _walk(memref_shape, memref_strides, memref_offset, map_coeffs, map_consts, sizes, pad)
     _check_addresses(base, offset, dim_strides, sizes, elem, placed, pad)
     keep = frozenset(padding.dims) if padding is not None and keep_padded else frozenset()
     entries, origin = _entries(sizes, dim_strides, elem, len(time_shape), keep)
@@ -304,10 +297,8 @@ def derive(
     _check_innermost(entries, packet_size)
     run = contiguous_run(entries)
     max_access = math.gcd(packet_size, run)
-    if context == "main":
-        r = _main_read_size(elem, cast_out, read_size, packet_size, run, max_access)
-    else:
-        r = _sub_read_size(elem, cast_out, read_size, packet_size, run, max_access)
+    choose = _main_read_size if context == "main" else _sub_read_size
+    r = choose(elem, cast_out, read_size, packet_size, run, max_access)
     words = packet_size // r
     return SequencerConfig(
         base=base + offset * elem.bits // 8,
@@ -323,6 +314,24 @@ def derive(
         padding=padding,
         pad_entries=tuple(sorted(origin.items())),
     )
+
+
+def _walk(
+    memref_shape: Sequence[int],
+    memref_strides: Sequence[int],
+    memref_offset: int,
+    map_coeffs: Sequence[Sequence[int]],
+    map_consts: Sequence[int],
+    sizes: Sequence[int],
+    pad: Padding | None,
+) -> tuple[list[int], int]:
+    """Each stream dim's stride in the memref's elements and the element
+    offset of the first element read, after checking that every index stays
+    inside the memref (inside the padded range along a padded dim)."""
+    _check_index_bounds(memref_shape, map_coeffs, map_consts, sizes, pad)
+    rank = len(memref_shape)
+    dim_strides = [sum(map_coeffs[r][d] * memref_strides[r] for r in range(rank)) for d in range(len(sizes))]
+    return dim_strides, memref_offset + sum(map_consts[r] * memref_strides[r] for r in range(rank))
 
 
 def _padding(

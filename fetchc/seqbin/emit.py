@@ -4,7 +4,8 @@ As mlir-aie's ``AIETargetNPU`` does for its register ops, this walks the
 typed ``fetch_seq`` ops and packs their fields; it decides nothing.
 ``fetch-to-seq`` and the ``fetch_seq`` verifiers guarantee what it relies on:
 every program's fields are a legal record, each distinct table is one
-``fetch_seq.table``.  Programs are taken in walk order (functions in file
+``fetch_seq.table`` of its module (kernels in nested modules have their
+own, and a table two modules hold is written once).  Programs are taken in walk order (functions in file
 order, programs within a function in order) and tables in order of first use.
 
 The MANIFEST (seqbin.md, ir.md §2a) is read off the IR as well
@@ -101,6 +102,7 @@ def _lowering_hint(module: ModuleOp) -> str:
 def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     tables: list[Table] = []
     table_index: dict[Operation, int] = {}
+    by_record: dict[Table, int] = {}
     programs: list[Program] = []
     program_ops: list[ProgramOp] = []
     for op in walk(module):
@@ -115,9 +117,12 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
         index = None
         table = op.table_op()
         if table is not None:
-            if table not in table_index:
-                table_index[table] = len(tables)
-                tables.append(table_record(table))
+            if table not in table_index:  # each distinct table once (kernels of nested modules have their own ops)
+                record = table_record(table)
+                if record not in by_record:
+                    by_record[record] = len(tables)
+                    tables.append(record)
+                table_index[table] = by_record[record]
             index = table_index[table]
         programs.append(program_record(op, index))
         program_ops.append(op)

@@ -320,14 +320,19 @@ def _failing_op(err: BaseException) -> Operation | None:
 
 
 def kernel_name_errors(module: Operation) -> list[Diagnostic]:
-    """ir.md §2a: an error at each kernel argument whose ``rngd.name`` is
-    malformed or whose name an earlier tensor or scalar of its kernel
-    already has (located at the argument, with a note at the first),
+    """ir.md §2a: an error at each kernel whose programs' names cannot leave
+    fetchc (:func:`fetchc.kernel.program_path_error`: ``@".."``, ``@""``),
+    and at each kernel argument whose ``rngd.name`` is malformed, whose name
+    cannot leave fetchc, or whose name an earlier tensor or scalar of its
+    kernel already has (located at the argument, with a note at the first),
     :func:`fetchc.kernel.name_errors`."""
-    from fetchc.kernel import kernels, name_errors
+    from fetchc.kernel import kernels, name_errors, program_path_error
 
     out = []
     for func in kernels(module):
+        bad_path = program_path_error(func, module)
+        if bad_path is not None:
+            out.append(op_error(func, bad_path))
         for arg, message, first in name_errors(func):
             notes = [(func, "the first is here")] if first is not None else []
             d = op_error(func, message, notes)

@@ -17,6 +17,10 @@ and ``fetchc run`` share.
   A memref argument with ``rngd.slice_dim = d`` (:data:`SLICE_DIM_ATTR`;
   :func:`slice_dim`) is split over the slices along ``d``; without it the
   tensor is replicated.  :func:`slice_errors` checks both attributes.
+* Its programs are named ``path/index`` (:func:`program_path`: the
+  function's name, after the names of enclosing named modules), and every
+  name that leaves fetchc, program or tensor, follows one rule
+  (:mod:`fetchc.names`: :func:`name_errors`, :func:`program_path_error`).
 * Its **scratch buffers** (``rngd.scratch`` ops in its body, the compiler's
   own tensors) come after its arguments, named ``scratch0``, ``scratch1``,
   ... in program order (:func:`scratch_names`); their address is the op's
@@ -27,9 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float32Type,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation
+
+from fetchc.names import NAMES_THAT_WORK, key_problem
 
 __all__ = [
     "DM_BASE_ATTR",
@@ -43,6 +57,8 @@ __all__ = [
     "kernels",
     "name_errors",
     "named_args",
+    "program_path",
+    "program_path_error",
     "scratch_names",
     "slice_dim",
     "slice_errors",
@@ -124,6 +140,34 @@ def spelled(arg: BlockArgument) -> str:
     return text if name == (arg.name_hint or f"arg{arg.index}") else f'{text} ("{name}")'
 
 
+def program_path(func: FuncOp, root: Operation | None = None) -> str:
+    """What names ``func``'s programs (``path/index``, seqbin.md word 1): its
+    name, after the symbol names of the named ``builtin.module`` ops it is
+    nested in below ``root`` (``m/function``)."""
+    parts = [func.sym_name.data]
+    parent = func.parent_op()
+    while isinstance(parent, ModuleOp) and parent is not root:
+        if parent.sym_name is not None:
+            parts.insert(0, parent.sym_name.data)
+        parent = parent.parent_op()
+    return "/".join(parts)
+
+
+def program_path_error(func: FuncOp, root: Operation | None = None) -> str | None:
+    """The error for a kernel whose programs' names (:func:`program_path`)
+    could not leave fetchc (:func:`fetchc.names.key_problem`: ``sim -o``
+    keys its ``.npz`` by them), or ``None``."""
+    path = program_path(func, root)
+    why = key_problem(path + "/0")
+    if why is None:
+        return None
+    whose = "the function" if path == func.sym_name.data else "the function or an enclosing builtin.module"
+    return (
+        f'cannot name its programs "{path}/0", ...: a program name is a seq.bin string, a --program NAME and a '
+        f"key of the .npz of fetchc sim -o, and this one {why}; rename {whose} ({NAMES_THAT_WORK})"
+    )
+
+
 def is_kernel(func: FuncOp) -> bool:
     """A function with at least one Fetch Unit program (``fetch.fetch``, or
     ``fetch_seq.program`` after ``fetch-to-seq``) anywhere in its body."""
@@ -165,9 +209,10 @@ def named_args(func: FuncOp) -> list[BlockArgument]:
 def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | None]]:
     """ir.md §2a: ``(argument, message, first)``, in argument order, for each
     argument of the kernel ``func`` whose ``rngd.name`` is not a non-empty
-    string, and for each tensor or scalar whose name an earlier one already
-    has (``first``: that earlier argument, for a note).  Empty when the
-    names are fine."""
+    string, for each tensor or scalar whose name cannot leave fetchc
+    (:func:`fetchc.names.key_problem`: ``"."``, ``"../w"``), and for each
+    whose name an earlier one already has (``first``: that earlier argument,
+    for a note).  Empty when the names are fine."""
     out: list[tuple[BlockArgument, str, BlockArgument | None]] = []
     named = set(named_args(func))
     names = tensor_names(func)
@@ -190,6 +235,19 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
         if arg not in named:
             continue
         name = names[arg.index]
+        why = key_problem(name)
+        if why is not None:
+            how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name"
+            out.append(
+                (
+                    arg,
+                    f'{ssa} is named "{name}" {how}: a tensor\'s name is a --arg NAME and a key of the .npz of '
+                    f"fetchc run -o, and this one {why}; rename it (its {NAME_ATTR} or its SSA name; "
+                    f"{NAMES_THAT_WORK})",
+                    None,
+                )
+            )
+            continue
         first = seen.setdefault(name, arg)
         if first is not arg:
             how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""

@@ -39,6 +39,7 @@ from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
+from fetchc.kernel import program_path
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.target import functions
 
@@ -239,13 +240,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
         fetches += isinstance(fn, FetchOp)
         if not isinstance(fn, func.FuncOp):
             continue
-        prefix = [fn.sym_name.data]
-        parent = fn.parent_op()
-        while isinstance(parent, ModuleOp) and parent is not module:
-            if parent.sym_name is not None:
-                prefix.insert(0, parent.sym_name.data)
-            parent = parent.parent_op()
-        kernel = "/".join(prefix)
+        kernel = program_path(fn, module)
         index = 0
         for op in walk(fn):
             if isinstance(op, FetchOp):

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float32Type,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -52,6 +53,7 @@ __all__ = [
     "SLICES_ATTR",
     "SLICE_DIM_ATTR",
     "arg_attribute",
+    "int_value",
     "is_kernel",
     "kernel_slices",
     "kernels",
@@ -88,6 +90,20 @@ slices (ir.md §2a)."""
 
 SCRATCH_OP = "rngd.scratch"
 """The op that defines a scratch buffer."""
+
+
+def int_value(attr: Attribute | None) -> int | None:
+    """The integer an ``rngd.*`` integer attribute (``rngd.dm_base``,
+    ``rngd.slices``, ``rngd.slice_dim``) holds: an ``IntegerAttr`` of any
+    integer type but ``i1``, whose ``true`` / ``false`` are booleans, not
+    numbers (xDSL holds ``true`` as ``-1``); ``None`` for anything else.  A
+    message about such an attribute shows it as written, ``str(attr)``
+    (``true``, ``"x"``), never the number xDSL keeps."""
+    if not isinstance(attr, IntegerAttr):
+        return None
+    if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+        return None
+    return attr.value.data
 
 
 def _function_of(arg: BlockArgument) -> FuncOp | None:
@@ -322,14 +338,13 @@ def scratch_names(func: FuncOp, arg_names: list[str] | None = None) -> dict[Oper
 def kernel_slices(func: FuncOp) -> int:
     """The kernel's ``rngd.slices`` (1 when absent or not an integer: the
     verifier reports a bad one, :func:`slice_errors`)."""
-    value = func.attributes.get(SLICES_ATTR)
-    return value.value.data if isinstance(value, IntegerAttr) else 1
+    value = int_value(func.attributes.get(SLICES_ATTR))
+    return 1 if value is None else value
 
 
 def slice_dim(func: FuncOp, arg: BlockArgument) -> int | None:
     """The ``rngd.slice_dim`` of ``arg``, or None when it is replicated."""
-    value = arg_attribute(func, arg, SLICE_DIM_ATTR)
-    return value.value.data if isinstance(value, IntegerAttr) else None
+    return int_value(arg_attribute(func, arg, SLICE_DIM_ATTR))
 
 
 def slice_errors(func: FuncOp) -> list[str]:
@@ -343,8 +358,9 @@ def slice_errors(func: FuncOp) -> list[str]:
 
     out: list[str] = []
     value = func.attributes.get(SLICES_ATTR)
-    if value is not None and not (isinstance(value, IntegerAttr) and 1 <= value.value.data <= MAX_SLICES):
-        shown = value.value.data if isinstance(value, IntegerAttr) else value
+    slices = int_value(value)
+    if value is not None and not (slices is not None and 1 <= slices <= MAX_SLICES):
+        shown = value if slices is None else slices  # as written: true, "4", 4.0 : f32
         out.append(
             f"{SLICES_ATTR} = {shown} is not a number of slices from 1 to {MAX_SLICES} (a chip has 2 clusters "
             f"of {SLICES_PER_CLUSTER} slices; hardware.md §1a); write e.g. {{{SLICES_ATTR} = 256 : i64}}"
@@ -358,7 +374,8 @@ def slice_errors(func: FuncOp) -> list[str]:
         if d is None:
             continue
         who = spelled(arg)
-        if not isinstance(d, IntegerAttr):
+        dim = int_value(d)
+        if dim is None:
             out.append(
                 f"{SLICE_DIM_ATTR} of {who} must be an integer dimension (e.g. {{{SLICE_DIM_ATTR} = 0 : i64}}), not {d}"
             )
@@ -371,10 +388,8 @@ def slice_errors(func: FuncOp) -> list[str]:
             out.append(
                 f"{SLICE_DIM_ATTR} on {who}, which is {arg.type}, not a memref: only tensors are split over slices"
             )
-        elif not 0 <= d.value.data < len(arg.type.get_shape()):
+        elif not 0 <= dim < len(arg.type.get_shape()):
             rank = len(arg.type.get_shape())
             dims = f"dimensions 0 to {rank - 1}" if rank else "no dimension"
-            out.append(
-                f"{SLICE_DIM_ATTR} = {d.value.data} of {who} is out of range for {arg.type} (rank {rank}: {dims})"
-            )
+            out.append(f"{SLICE_DIM_ATTR} = {dim} of {who} is out of range for {arg.type} (rank {rank}: {dims})")
     return out

@@ -18,9 +18,11 @@ memref's own shape unless said otherwise:
   (``np.load`` gives them back as raw void items, and the file does not say
   which ``ml_dtypes`` type wrote them): raw bits, read as the memref's type
   like ``uint8`` bits (for 4-bit types the byte must hold one code, 0-15).
-  An array of another 8-bit float type (an ``ml_dtypes.float8_e5m2`` array,
-  or an ``.npy`` file of one: descriptor ``'<f1'``) given for an
-  ``f8E4M3FN`` tensor is a type error, never read as bits;
+  An ``ml_dtypes`` array of another type in memory (``float8_e5m2``, or
+  ``float8_e4m3fn`` and ``int4``, whose numpy kind is void too) or an
+  ``.npy`` file of ``float8_e5m2`` (descriptor ``'<f1'``) given for a
+  tensor of another type is a type error naming its dtype, never read as
+  bits;
 * 4-bit tensors (``i4``, ``f4E2M1FN``): one code per element, ``uint8``
   0-15 (for ``i4`` also ``int8`` -8..7), **or** packed two per byte as
   checkpoints store them: ``uint8`` with the last dim halved (an even last
@@ -212,9 +214,22 @@ def _given(a: Any) -> str:
 
 
 def _dtype_name(dt: np.dtype) -> str:
-    if dt.kind == "V":
+    """A dtype as the user knows it: ``float8_e4m3fn``, ``bfloat16`` for an
+    ``ml_dtypes`` type (whose ``str`` is ``<V1``), ``|V1`` for raw void
+    items (``np.save`` of such an array), ``>f4`` for a foreign byte
+    order, else numpy's name."""
+    if _is_raw_void(dt):
         return dt.str  # '|V1'
+    if dt.kind == "V" or _is_ml_dtype(dt):
+        return dt.name
     return str(dt) if dt.isnative else dt.str
+
+
+def _is_raw_void(dt: np.dtype) -> bool:
+    """Void items whose type is lost (``np.save`` of an ``ml_dtypes`` array
+    reads back as ``|V1``): raw bits.  An ``ml_dtypes`` array in memory
+    (``float8_e4m3fn``: kind ``V`` too) has a type, and is not."""
+    return dt.kind == "V" and dt.type is np.void
 
 
 def accepted_forms(spec: TensorSpec) -> list[str]:
@@ -280,7 +295,7 @@ def _form(spec: TensorSpec, shape: tuple[int, ...], dt: np.dtype) -> str | None:
     if e.is_subbyte:
         if dt == own:
             return "own" if shape == want else None
-        if dt == np.uint8 or (dt.kind == "V" and dt.itemsize == 1):
+        if dt == np.uint8 or (_is_raw_void(dt) and dt.itemsize == 1):
             if shape == want:
                 return "codes"
             halved = want[:-1] + (want[-1] // 2,) if want and want[-1] % 2 == 0 else None
@@ -290,7 +305,7 @@ def _form(spec: TensorSpec, shape: tuple[int, ...], dt: np.dtype) -> str | None:
         return None
     if dt == own:
         return "own"
-    if dt == np.dtype(UINT[own.itemsize]) or (dt.kind == "V" and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
+    if dt == np.dtype(UINT[own.itemsize]) or (_is_raw_void(dt) and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
         return "bits"
     return None
 
@@ -383,7 +398,7 @@ def _scalar_array(name: str, v: np.ndarray) -> np.float32:
     dt = _native(v.dtype)
     if dt == np.dtype(np.float32):
         return np.float32(v.astype(dt)[()])
-    if dt == np.dtype(np.uint32) or (dt.kind == "V" and dt.itemsize == 4):
+    if dt == np.dtype(np.uint32) or (_is_raw_void(dt) and dt.itemsize == 4):
         return cast(np.float32, np.array(v.astype(dt) if dt.kind != "V" else v).view(np.float32)[()])
     raise InputError(
         f"scalar {name!r} (f32) given as an array of dtype {_dtype_name(v.dtype)}: an array is read as an f32 "

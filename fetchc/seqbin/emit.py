@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -32,7 +32,16 @@ from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.dialects.shared import memref_layout_of
 from fetchc.frontend.locations import loc_text, op_error
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_names
+from fetchc.kernel import (
+    DM_BASE_ATTR,
+    arg_attribute,
+    int_value,
+    kernel_slices,
+    kernels,
+    scratch_names,
+    slice_dim,
+    tensor_names,
+)
 from fetchc.kernel import spelled as _spelled
 from fetchc.rewriting import walk
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
@@ -259,6 +268,7 @@ def _dm_base(f: FuncOp, arg: BlockArgument) -> int:
             op_error(f, f"argument {_spelled(arg)} has no {DM_BASE_ATTR}: run fetch-place-dm (in the "
                      "default pipeline) or place it with {rngd.dm_base = N : i64}")
         )  # fmt: skip
-    if not isinstance(value, IntegerAttr):
+    base = int_value(value)
+    if base is None:
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {DM_BASE_ATTR} must be an integer, not {value}"))
-    return value.value.data
+    return base

@@ -479,7 +479,9 @@ def release_garbage(untracked_passes: int) -> None:
     which saves the collection (0.28 s on 5000 distinct chains,
     ``tools/bench_compile.py --only phases``) and lowers the peak memory
     (149 to 142 MB there)."""
-    if untracked_passes and not gc.isenabled():
+    from fetchc.process import gc_is_paused
+
+    if untracked_passes and gc_is_paused():
         gc.collect()
 
 

@@ -10,6 +10,7 @@ when memory is short.  Spec: none (docs/robustness.md, resources).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import os
@@ -24,6 +25,7 @@ __all__ = [
     "ResourceExhausted",
     "address_space_limit",
     "call_with_deep_stack",
+    "gc_is_paused",
     "gc_paused",
     "is_memory_message",
     "memory_failure",
@@ -322,20 +324,58 @@ def stack_text() -> str:
     return f"a {size >> 20} MiB stack with a recursion limit of {limit}"
 
 
+_GC_PAUSED_THRESHOLD = (1 << 31) - 1
+"""Generation 0's collection threshold while a compile runs: a number of
+net allocations no compile reaches, so no automatic collection starts."""
+_gc_lock = _thread.allocate_lock()  # _thread: no import of threading at start-up
+_gc_pauses = 0  # active gc_paused contexts, all threads together
+_gc_saved_threshold = 0  # generation 0's threshold before the first of them
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """A context in which Python's cyclic garbage collector does not run.
+    """A context in which Python's cyclic garbage collector starts no
+    automatic collection.
 
     A compile allocates hundreds of thousands of long-lived objects (the IR)
     and little cyclic garbage, so the collector's periodic full scans are
     pure overhead there (13–26% of a large compile, measured by
     ``tools/bench_compile.py``); reference counting still frees everything
-    acyclic at once.  The collector is re-enabled (if it was enabled) on
-    exit, whatever happens inside."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    acyclic at once.
+
+    The rule (a library call must leave the host's collector exactly as the
+    host leaves it, whatever its threads do): the pause never calls
+    ``gc.disable()`` or ``gc.enable()``.  A ``gc.disable()`` made while the
+    collector is already disabled changes nothing that can be observed, so a
+    pause that disabled the collector could not tell, when it ends, whether
+    the host disabled it too meanwhile (a host's ``gc.disable()`` on another
+    thread was undone), and two pauses reading ``gc.isenabled()`` could each
+    take the other's state for the host's.  Instead the first pause of the
+    process (counted under a lock, across threads and nesting) raises
+    generation 0's threshold to :data:`_GC_PAUSED_THRESHOLD`, and the last
+    one to end puts the host's threshold back, unless the threshold is no
+    longer the pause's (the host called ``gc.set_threshold`` meanwhile: its
+    setting stays).  ``gc.isenabled()``, ``gc.enable()``, ``gc.disable()``
+    and ``gc.collect()`` stay the host's alone.  Nothing is raised."""
+    global _gc_pauses, _gc_saved_threshold
+    with _gc_lock:
+        if _gc_pauses == 0:
+            threshold = gc.get_threshold()
+            _gc_saved_threshold = threshold[0]
+            gc.set_threshold(_GC_PAUSED_THRESHOLD, *threshold[1:])
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                threshold = gc.get_threshold()
+                if threshold[0] == _GC_PAUSED_THRESHOLD:  # else the host set its own meanwhile
+                    gc.set_threshold(_gc_saved_threshold, *threshold[1:])
+
+
+def gc_is_paused() -> bool:
+    """Whether no automatic collection runs now: inside :func:`gc_paused`
+    (any thread's), or with the collector disabled or its threshold 0."""
+    return _gc_pauses > 0 or not gc.isenabled() or gc.get_threshold()[0] == 0

@@ -33,6 +33,7 @@ __all__ = [
     "limit_text",
     "load_numpy",
     "memory_budget",
+    "owns_process",
     "recursion_limit_for",
     "stack_text",
 ]
@@ -379,3 +380,57 @@ def gc_is_paused() -> bool:
     """Whether no automatic collection runs now: inside :func:`gc_paused`
     (any thread's), or with the collector disabled or its threshold 0."""
     return _gc_pauses > 0 or not gc.isenabled() or gc.get_threshold()[0] == 0
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _fetchc_code(frame: Any) -> bool:
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def owns_process() -> bool:
+    """Whether the ``fetchc`` command is the whole program, so that nothing
+    runs after it but the interpreter's exit (and :func:`fetchc.cli.entry`
+    may end it with ``os._exit``, skipping the finalisation).
+
+    True exactly when the caller's stack holds only fetchc's own code below
+    either the main program's top level being fetchc's console script (the
+    ``__main__`` module that imported ``fetchc.command.entry`` as ``entry``,
+    as pip writes ``bin/fetchc``), or the interpreter's ``python -m
+    fetchc.cli`` / ``-m fetchc.command`` (``runpy._run_module_as_main``, the
+    outermost frame, running a fetchc module).  False under any other
+    ``__main__``: ``python -m cProfile``, ``runpy.run_path`` from a host, a
+    test harness, ``python -c`` calling ``fetchc.cli.entry()``: their code
+    runs after the command (cProfile writes its profile then).  False too
+    when a ``sitecustomize`` or ``usercustomize`` from outside Python's
+    standard library directory (the installation's own, such as Debian's,
+    do not count) is loaded: its objects (a buffered log file) may need the
+    interpreter's finalisation."""
+    import runpy
+
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    for name in ("sitecustomize", "usercustomize"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if module is not None and not (isinstance(path, str) and os.path.abspath(path).startswith(stdlib)):
+            return False
+
+    frame = sys._getframe(1)
+    while frame.f_back is not None:
+        if not _fetchc_code(frame):
+            outer = frame.f_back
+            return (
+                frame.f_code.co_name == "_run_code"
+                and frame.f_code.co_filename == runpy.__file__
+                and outer.f_back is None
+                and outer.f_code.co_name == "_run_module_as_main"
+                and outer.f_code.co_filename == runpy.__file__
+            )
+        frame = frame.f_back
+    if frame.f_code.co_name != "<module>" or frame.f_globals.get("__name__") != "__main__":
+        return False
+    if _fetchc_code(frame):
+        return True  # python fetchc/cli.py
+    command = sys.modules.get("fetchc.command")
+    return command is not None and frame.f_globals.get("entry") is getattr(command, "entry", None)

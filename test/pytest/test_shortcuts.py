@@ -347,17 +347,20 @@ def test_direct_accessors_fail_as_xdsls_do():
 
 
 def _exit_script(plain: bool, args: list[str]) -> str:
-    """The fetchc command (cli.entry) with an atexit handler and a
-    non-daemon thread that both print; ``plain``: leaving through the
-    interpreter's own exit instead of cli._leave."""
+    """The fetchc command as its console script runs it (``entry`` from
+    fetchc.command: fetchc owns the process, so a success ends with
+    cli._leave) with an atexit handler and a non-daemon thread that both
+    print; ``plain``: leaving through the interpreter's own exit instead of
+    cli._leave."""
     return (
         "import atexit, sys, threading, time\n"
         "atexit.register(lambda: print('atexit ran'))\n"
         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread joined'))).start()\n"
         f"sys.argv = ['fetchc', *{args!r}]\n"
         "from fetchc import cli\n"
+        "from fetchc.command import entry\n"
         + ("cli._leave = lambda: sys.exit(0)\n" if plain else "")
-        + "cli.entry()\n"
+        + "sys.exit(entry())\n"
     )
 
 

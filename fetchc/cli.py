@@ -700,7 +700,10 @@ def main_sim(argv: list[str]) -> int:
             inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
             if _refused(args.output, inputs, binary):
                 return 1
-            results = simulate_with_args(sb, values, args.program)
+            from fetchc.frontend.render import SourceManager
+
+            with _warnings_rendered(SourceManager()):  # aliased commits (golden.run._warn_committed_aliases)
+                results = simulate_with_args(sb, values, args.program)
             _warn_scratch_reads(sb, results)
         except (InputError, RunError) as e:
             return _error(f"{e}")

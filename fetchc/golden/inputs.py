@@ -102,6 +102,7 @@ __all__ = [
     "place_slices",
     "read_files",
     "scalar_value",
+    "shared_bytes",
     "slice_images",
     "split_slices",
     "whole_spec",
@@ -870,18 +871,38 @@ def _place_agreeing(image: np.ndarray, spec: TensorSpec, stack: np.ndarray, earl
             raise _alias_error(spec, earlier, width, lo + b, bits, s0 + s if image.shape[0] > 1 else None, old, new)
 
 
+def shared_bytes(a: TensorSpec, b: TensorSpec, within: tuple[int, int] | None = None) -> tuple[int, int, int] | None:
+    """The DM bytes whose bits both placements hold (explicit placements
+    that alias, ir.md §2a; a 4-bit tensor shares a byte with another only
+    where their nibbles meet), within ``within`` (``[lo, hi)``) when given:
+    ``(first, one past the last, how many)``, or ``None`` when they share
+    none.  Addresses are one slice's (the placement of every slice)."""
+    ea, eb = _extent(a), _extent(b)
+    if ea is None or eb is None or not (ea[0] < eb[1] and eb[0] < ea[1]):
+        return None
+    width = max(ea[1], eb[1])
+    both = _bit_mask(a, width) & _bit_mask(b, width)
+    if within is not None:
+        both[: max(0, within[0])] = 0
+        both[max(0, within[1]) :] = 0
+    nz = np.flatnonzero(both)
+    if nz.size == 0:
+        return None
+    return int(nz[0]), int(nz[-1]) + 1, int(nz.size)
+
+
 def _alias_error(
     spec: TensorSpec, earlier: Sequence[TensorSpec], width: int, addr: int, bits: int, slice_: int | None,
     old: int, new: int,
 ) -> InputError:  # fmt: skip
     """The error for aliased tensors that disagree at byte ``addr``."""
-    mine = _bit_mask(spec, width)
     other = next(t for t in earlier if _bit_mask(t, width)[addr] & bits)
-    both = np.flatnonzero(_bit_mask(other, width) & mine)
+    shared = shared_bytes(other, spec)
+    assert shared is not None  # they differ at a shared byte
     where = f"DM byte {addr}" + (f" of slice {slice_}" if slice_ is not None else "")
     part = "" if bits == 0xFF else f" (the bits 0x{bits:02x} both write)"
     return InputError(
-        f"tensors {other.name!r} and {spec.name!r} share DM bytes [{int(both[0])}, {int(both[-1]) + 1}) (their "
+        f"tensors {other.name!r} and {spec.name!r} share DM bytes [{shared[0]}, {shared[1]}) (their "
         f"placements alias: views of one buffer), but the values given for them differ there: {where} is "
         f"0x{old:02x} in {other.name!r} and 0x{new:02x} in {spec.name!r}{part}; give values that agree on the "
         "shared bytes"

@@ -118,6 +118,7 @@ errors.  The last line of output is the summary (one per target).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import io
 import json
@@ -1972,6 +1973,8 @@ class Fuzzer:
                 self.check_line_endings(stats, text, res)
             if v.ok and rng.random() < 0.2:
                 self.check_ssa_names(stats, text, res)
+            if v.ok and res["rc"] == 0 and rng.random() < 0.1:
+                self.check_table_symbols(stats, gm, text, res)
             if v.ok and res["rc"] == 0:
                 sb = read(res["files"]["out.bin"])
                 names = [p.name for p in sb.programs]
@@ -2033,6 +2036,51 @@ class Fuzzer:
                                 f"{msgs[0][:2]}")
         stats.notes["ssa-names"] += 1
         self.record(stats, r2, v, "x.mlir", variant, {"tool": "compile", "ssa-names": how})
+
+    TABLE_SYMBOLS = ("f4E2M1FN_to_f8E4M3FN", "f4E2M1FN_to_f8E5M2", "f8E4M3FN_to_bf16", "f8E5M2_to_bf16",
+                     "gelu_f8E4M3FN", "silu_i8", "exp_bf16")  # fmt: skip
+
+    def check_table_symbols(self, stats: Stats, gm: GenModule, text: bytes, res: dict) -> None:
+        """The module with its first kernel named like a table symbol
+        ``fetch-to-seq`` makes (issue 26 item 7) must compile with
+        ``--verify-each`` to the same programs (but their names) and tables,
+        and its ``--emit=seq`` output (with locations) must compile back,
+        with no pass, to the same bytes (``table-symbols``)."""
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        first = gm.funcs[0].name
+        used = [f"{t.in_dtype.name}_to_{t.out_dtype.name}" if t.function is None else f"{t.function}_{t.in_dtype.name}"
+                for t in read(res["files"]["out.bin"]).tables]  # fmt: skip
+        symbol = self.rng.choice(used or list(self.TABLE_SYMBOLS))  # a table the module makes: they would collide
+        variant = re.sub(rf"@{first}\b", f"@{symbol}", text.decode()).encode()
+        env = {"FETCHC_NO_CACHE": "1"}
+        r2 = self.compile_job(variant, extra=["--verify-each"], env=env)
+        v = judge(r2, tool="compile", out_name="out.bin", source=variant)
+        if v.ok and r2["rc"] != 0:
+            v = Verdict(False, "table-symbols", f"{symbol}: exit {r2['rc']}: {r2['stderr'][:300]}")
+        elif v.ok:
+            a, b = read(res["files"]["out.bin"]), read(r2["files"]["out.bin"])
+            renamed = [p.name.replace(f"{symbol}/", f"{first}/", 1) for p in b.programs]
+            if a.tables != b.tables or [p.name for p in a.programs] != renamed or [
+                    dataclasses.replace(p, name="") for p in a.programs] != [
+                    dataclasses.replace(p, name="") for p in b.programs]:  # fmt: skip
+                v = Verdict(False, "table-symbols", f"{symbol}: other programs or tables")
+        self.record(stats, r2, v, "x.mlir", variant, {"tool": "compile", "table-symbols": symbol})
+        if not v.ok:
+            return
+        r3 = self.compile_job(variant, emit="seq", extra=["--mlir-print-debuginfo"], env=env)
+        v3 = judge(r3, tool="compile", out_name="out.bin", emit="seq")
+        if v3.ok and r3["rc"] == 0:
+            r4 = self.compile_job(r3["files"]["out.bin"], extra=["-p", "", "--verify-each"], env=env)
+            v3 = judge(r4, tool="compile", out_name="out.bin")
+            if v3.ok and (r4["rc"] != 0 or r4["files"].get("out.bin") != r2["files"]["out.bin"]):
+                v3 = Verdict(False, "table-symbols", f"{symbol}: --emit=seq does not compile back to the same "
+                             "seq.bin: " + r4["stderr"][:300])
+            r3 = r4
+        elif v3.ok:
+            v3 = Verdict(False, "table-symbols", f"{symbol}: --emit=seq failed: {r3['stderr'][:300]}")
+        stats.notes["table-symbols"] += 1
+        self.record(stats, r3, v3, "x.mlir", variant, {"tool": "compile", "table-symbols": symbol, "from": "emit-seq"})
 
     _ERR_HEAD = re.compile(r"^(?:[^\n:]*):(\d+):(\d+): (error|warning|note): (.*)$", re.MULTILINE)
 

@@ -407,8 +407,6 @@ def owns_process() -> bool:
     standard library directory (the installation's own, such as Debian's,
     do not count) is loaded: its objects (a buffered log file) may need the
     interpreter's finalisation."""
-    import runpy
-
     stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
     for name in ("sitecustomize", "usercustomize"):
         module = sys.modules.get(name)
@@ -420,12 +418,12 @@ def owns_process() -> bool:
     while frame.f_back is not None:
         if not _fetchc_code(frame):
             outer = frame.f_back
-            return (
+            return (  # runpy may be frozen ("<frozen runpy>"): known by its module name
                 frame.f_code.co_name == "_run_code"
-                and frame.f_code.co_filename == runpy.__file__
+                and frame.f_globals.get("__name__") == "runpy"
                 and outer.f_back is None
                 and outer.f_code.co_name == "_run_module_as_main"
-                and outer.f_code.co_filename == runpy.__file__
+                and outer.f_globals.get("__name__") == "runpy"
             )
         frame = frame.f_back
     if frame.f_code.co_name != "<module>" or frame.f_globals.get("__name__") != "__main__":

@@ -70,15 +70,26 @@ def test_the_ops_a_pass_erases_are_freed_without_the_collector():
     """The driver releases what fetchc's passes erase (xdsl_compat.release_erased):
     with the collector paused, the erased fetch ops are gone after the
     pipeline."""
+    from fetchc.process import gc_is_paused
+
     text = distinct_module(12, seed=5)[0]
     ctx = make_context()
-    with gc_paused():
-        module = parse_module(ctx, text, "x.mlir")
-        fetches = [weakref.ref(op) for op in walk(module) if op.name == "fetch.fetch"]
-        result = run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE)))
-        assert result.ok
-        assert not gc.isenabled()
-        assert fetches and all(ref() is None for ref in fetches)
+    collections: list[str] = []
+
+    def seen(phase: str, info: dict) -> None:
+        collections.append(phase)
+
+    gc.callbacks.append(seen)
+    try:
+        with gc_paused():
+            module = parse_module(ctx, text, "x.mlir")
+            fetches = [weakref.ref(op) for op in walk(module) if op.name == "fetch.fetch"]
+            result = run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE)))
+            assert result.ok
+            assert gc_is_paused() and collections == []  # no collection ran (the pause: test_gc_pause.py)
+            assert fetches and all(ref() is None for ref in fetches)
+    finally:
+        gc.callbacks.remove(seen)
 
 
 def _lowered(text: str):

@@ -58,6 +58,17 @@ consumed is held by a detached placeholder use while building, so rule 6
 :meth:`ModuleBuilder.finish` verifies the whole module as
 :func:`fetchc.compile` does.
 
+**Numeric arguments** (sizes, shapes, offsets, strides, addresses, zero
+points, slices, blocks) are integers: Python ``int`` or numpy integers
+(``np.int64(64)``, the elements of an integer array); a ``scale`` is any real
+number (a numpy float too).  Anything else (a ``bool``, a float where an
+integer is meant, a string) raises ``TypeError`` naming the call and the
+argument (``fetch: packet must be an integer (a Python or numpy int), not
+float 32.0``), before any op is built; ``memref`` keeps its ``ValueError``
+for a size that is not a non-negative integer.  One helper checks them all
+(:func:`_number`, :func:`_numbers`); the values the hardware allows are the
+verifier's to check.
+
 **Locations.**  Every op gets a ``FileLineColLoc`` of the Python line that
 asked for it (the first caller outside this module; line and 1-based
 column of the call, the column on Python ≥ 3.11), so diagnostics, and the
@@ -76,6 +87,7 @@ from __future__ import annotations
 import inspect
 import io
 import linecache
+import numbers
 import os
 import sys
 import tokenize
@@ -84,7 +96,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType
-from typing import cast
+from typing import Any, cast
 
 from xdsl.builder import Builder, ImplicitBuilder, InsertPoint
 from xdsl.dialects import func
@@ -148,6 +160,70 @@ LocLike = Attribute | tuple[str, int, int] | None
 # --------------------------------------------------------------------------
 
 
+def _shown(value: object) -> str:
+    """``value`` for a message: its type and value (``float 2.0``,
+    ``str '64'``, ``float32 4.0`` for a numpy scalar)."""
+    text = str(value) if type(value).__module__ == "numpy" and not hasattr(value, "__len__") else repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _number(
+    value: object,
+    what: str,
+    *,
+    real: bool = False,
+    minimum: int | None = None,
+    expected: str | None = None,
+    error: type[Exception] = TypeError,
+) -> Any:
+    """The one check of a builder call's numeric argument ``value``, called
+    ``what`` in messages (``"fetch: packet"``): an integer, a Python
+    ``int`` or a numpy integer but never a ``bool`` (nor ``numpy.bool_``),
+    returned as an ``int``; with ``real``, any real number (a numpy float
+    too), returned as a ``float``.  Raises ``error`` (``TypeError``) naming
+    ``what`` for anything else, and ``ValueError`` for an integer below
+    ``minimum``."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        if isinstance(value, numbers.Integral):
+            n = int(value)
+            if minimum is not None and n < minimum:
+                raise ValueError(f"{what} must be {expected or f'at least {minimum}'}, not {n}")
+            return float(n) if real else n
+        if real and isinstance(value, numbers.Real):
+            return float(value)
+    kind = expected or ("a number (a Python or numpy int or float)" if real else "an integer (a Python or numpy int)")
+    raise error(f"{what} must be {kind}, not {_shown(value)}")
+
+
+def _numbers(
+    values: object,
+    what: str,
+    *,
+    scalar: bool = False,
+    minimum: int | None = None,
+    expected: str | None = None,
+    error: type[Exception] = TypeError,
+) -> list[int]:
+    """A sequence of integers (a list, a tuple, a 1-D numpy array...)
+    checked element by element with :func:`_number`; with ``scalar``, one
+    integer stands for a list of one (``time=64``).  Raises as
+    :func:`_number` does, naming the sequence and the bad element."""
+    if scalar and not isinstance(values, (str, bytes)) and not hasattr(values, "__iter__"):
+        return [_number(values, what, minimum=minimum, expected=expected, error=error)]
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        kind = "an integer or a sequence of integers" if scalar else "a sequence of integers"
+        raise error(f"{what} must be {kind}, not {_shown(values)}")
+    items = list(cast(Any, values))
+    out = []
+    for item in items:
+        try:
+            out.append(_number(item, what, minimum=minimum, expected=expected, error=error))
+        except (TypeError, ValueError) as e:
+            listed = ", ".join(str(x) if type(x).__module__ == "numpy" else repr(x) for x in items)
+            raise type(e)(f"{e} in [{listed}]") from None
+    return out
+
+
 @lru_cache(maxsize=1)
 def _context():
     from fetchc.frontend.context import make_context
@@ -200,19 +276,20 @@ def memref(
     is the identity (and ``offset`` must be 0).  Raises ``ValueError`` for
     an offset without strides, a stride count that differs from the rank,
     or a size that is not a non-negative integer (a kernel's tensors have
-    static shapes: ir.md §1)."""
-    shape = list(shape)
-    bad = [d for d in shape if isinstance(d, bool) or not isinstance(d, int) or d < 0]
-    if bad:
-        raise ValueError(f"memref: sizes must be non-negative integers (static shapes), not {bad[0]!r} in {shape}")
+    static shapes: ir.md §1), ``TypeError`` for a stride or offset that is
+    not an integer."""
+    static = "non-negative integers (static shapes)"
+    shape = _numbers(shape, "memref: sizes", minimum=0, expected=static, error=ValueError)
+    offset = _number(offset, "memref: offset")
     elem = as_type(element)
     if strides is None:
         if offset:
             raise ValueError("memref: an offset needs strides (the identity layout has offset 0)")
         return MemRefType(elem, shape)
+    strides = _numbers(strides, "memref: strides")
     if len(strides) != len(shape):
         raise ValueError(f"memref: {len(strides)} strides for a rank-{len(shape)} shape")
-    return MemRefType(elem, shape, StridedLayoutAttr(list(strides), offset))
+    return MemRefType(elem, shape, StridedLayoutAttr(strides, offset))
 
 
 @dataclass(frozen=True)
@@ -240,10 +317,12 @@ def rows_map(rank: int, packet: int, offset: Sequence[int] | None = None) -> Aff
     of ``packet`` elements (time dim ``p``, packet dim ``e``), and
     ``offset`` (elements per memref dim, default zeros) is the origin of
     the window read.  Raises ``ValueError`` for a rank below 1, a packet
-    below 1 or an offset of the wrong length."""
+    below 1 or an offset of the wrong length, ``TypeError`` for one that is
+    not an integer."""
+    rank, packet = _number(rank, "rows_map: rank"), _number(packet, "rows_map: packet")
     if rank < 1 or packet < 1:
         raise ValueError(f"rows_map: needs rank >= 1 and packet >= 1, got rank {rank}, packet {packet}")
-    offset = list(offset) if offset is not None else [0] * rank
+    offset = _numbers(offset, "rows_map: offset") if offset is not None else [0] * rank
     if len(offset) != rank:
         raise ValueError(f"rows_map: {len(offset)} offsets for a rank-{rank} memref")
     d = AffineExpr.dimension
@@ -253,8 +332,8 @@ def rows_map(rank: int, packet: int, offset: Sequence[int] | None = None) -> Aff
     return AffineMap(rank + 1, 0, tuple(results))
 
 
-def _shape(x: int | Sequence[int]) -> list[int]:
-    return [x] if isinstance(x, int) else list(x)
+def _shape(x: int | Sequence[int], what: str) -> list[int]:
+    return _numbers(x, what, scalar=True)
 
 
 def _as_map(m: AffineMap | AffineMapAttr | Callable | str) -> AffineMap:
@@ -437,9 +516,12 @@ class ModuleBuilder:
         :meth:`finish`, ``ValueError`` for a name that is not a non-empty
         string (or, on an argument that is neither a tensor nor a scalar,
         not a valid SSA name that xDSL keeps), a repeated name
-        or a type that does not parse."""
+        or a type that does not parse, ``TypeError`` for a ``slices``,
+        ``dm_base`` or ``slice_dim`` that is not an integer."""
         self._check_open()
         where = self._location(loc)
+        if slices is not None:
+            slices = _number(slices, f"kernel {name}: slices")
         named = [*(arguments_list or ()), *keyword_arguments.items()]
         if len({n for n, _ in named}) != len(named):
             raise ValueError(f"kernel {name}: two arguments have the same name")
@@ -450,9 +532,11 @@ class ModuleBuilder:
             types.append(as_type(arg.type))
             attrs.append({})
             if arg.dm_base is not None:
-                attrs[-1][DM_BASE_ATTR] = IntegerAttr(arg.dm_base, i64)
+                base = _number(arg.dm_base, f"kernel {name}: the dm_base of {_arg_name!r}")
+                attrs[-1][DM_BASE_ATTR] = IntegerAttr(base, i64)
             if arg.slice_dim is not None:
-                attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(arg.slice_dim, i64)
+                dim = _number(arg.slice_dim, f"kernel {name}: the slice_dim of {_arg_name!r}")
+                attrs[-1][SLICE_DIM_ATTR] = IntegerAttr(dim, i64)
         block = Block(arg_types=types)
         for value, (arg_name, _), data in zip(block.args, named, attrs, strict=True):
             value.name_hint = _ssa_name(name, arg_name, isinstance(value.type, (MemRefType, Float32Type)))
@@ -468,7 +552,7 @@ class ModuleBuilder:
             op = func.FuncOp(name, (types, ()), Region(block), arg_attrs=arg_attrs)
         op.location = where
         if slices is not None:
-            op.attributes[SLICES_ATTR] = IntegerAttr(slices, i64)
+            op.attributes[SLICES_ATTR] = IntegerAttr(slices, i64)  # checked first, above
         k = KernelBuilder(self, op)
         self._kernels.append(k)
         return k
@@ -597,12 +681,15 @@ class KernelBuilder:
         :class:`DiagnosticError` with the verifier's diagnostic (ir.md §3
         rules 6-8: element types, sequencer limits, ...), ``ValueError`` for
         a map that does not parse, ``TypeError`` when ``source`` is not a
-        memref."""
+        memref or a size, ``base`` or ``read_size`` is not an integer."""
         where = self._owner._location(loc)
         mt = source.type
         if not isinstance(mt, MemRefType):
             raise TypeError(f"fetch reads a memref, but the source has type {target.type_name(mt)}")
-        st = _checked(lambda: StreamType(context, _shape(time), _shape(packet), mt.element_type), where)
+        time, packet = _shape(time, "fetch: time"), _shape(packet, "fetch: packet")
+        base = None if base is None else _number(base, "fetch: base")
+        read_size = None if read_size is None else _number(read_size, "fetch: read_size")
+        st = _checked(lambda: StreamType(context, time, packet, mt.element_type), where)
         amap = None if map is None else _as_map(map)
         op = self._emit(lambda: FetchOp(source, st, map=amap, base=base, read_size=read_size, pad=pad), where)
         return Stream(self, op.results[0])
@@ -637,13 +724,16 @@ class KernelBuilder:
         :meth:`fetch`.  Raises :class:`DiagnosticError` (at the call) when
         ``packet`` does not divide the row or ``shape``/``offset`` do not
         match the memref's rank, and the verifier's diagnostic for an
-        illegal read."""
+        illegal read; ``TypeError`` for a ``packet``, ``shape`` or
+        ``offset`` that is not made of integers."""
         where = self._owner._location(loc)
         mt = source.type
         if not isinstance(mt, MemRefType):
             raise TypeError(f"fetch_rows reads a memref, but the source has type {target.type_name(mt)}")
         full = list(mt.get_shape())
-        window = list(shape) if shape is not None else full
+        packet = _number(packet, "fetch_rows: packet")
+        window = _numbers(shape, "fetch_rows: shape") if shape is not None else full
+        offset = None if offset is None else _numbers(offset, "fetch_rows: offset")
         problem = None
         row = window[-1] if pad is None else pad
         if len(window) != len(full) or (offset is not None and len(offset) != len(full)):
@@ -893,8 +983,12 @@ class Stream:
         :class:`DiagnosticError` when there is no table or more than one to
         choose from (``f4E2M1FN`` decodes to ``f8E4M3FN`` or ``f8E5M2``:
         pass ``to=``), and the verifier's diagnostic for an illegal pair,
-        function, scale or zero point, or a lookup on ``sub`` (rules 1, 2)."""
+        function, scale or zero point, or a lookup on ``sub`` (rules 1, 2);
+        ``TypeError`` for a ``scale`` that is not a number or a
+        ``zero_point`` that is not an integer."""
         where = self._where(loc)
+        scale = None if scale is None else _number(scale, "lookup: scale", real=True)
+        zero_point = None if zero_point is None else _number(zero_point, "lookup: zero_point")
         if to is not None:
             out = as_type(to)
         elif fn is not None:
@@ -946,8 +1040,10 @@ class Stream:
         ``i4`` → ``i5`` or ``i8`` → ``i9`` (inferred).  The result feeds
         only ``switch``/``collect``/``contract_outer`` (rule 3).  Raises
         :class:`DiagnosticError` for another input type, and the verifier's
-        diagnostic for a zero point out of range (rule 4) or stage order."""
+        diagnostic for a zero point out of range (rule 4) or stage order;
+        ``TypeError`` for a zero point that is not an integer."""
         where = self._where(loc)
+        zero_point = _number(zero_point, "zp_sub: zero_point")
         src = self.type.elem
         rule = target.ZERO_POINT.get(src) if src is not None else None
         if rule is None:
@@ -988,8 +1084,10 @@ class Stream:
         DM address when not from their placement.  Raises
         :class:`DiagnosticError` when the format cannot be inferred, and the
         verifier's diagnostic otherwise (scale shape, missing tensor
-        scale, ...)."""
+        scale, ...); ``TypeError`` for a ``scale_base`` that is not an
+        integer."""
         where = self._where(loc)
+        scale_base = None if scale_base is None else _number(scale_base, "dequant: scale_base")
         if format is None:
             bt = bscale.type
             elem = target.element_type(bt.element_type) if isinstance(bt, MemRefType) else None
@@ -1039,9 +1137,11 @@ class Stream:
     def transpose(self, time: int | Sequence[int], packet: int | Sequence[int], *, loc: LocLike = None) -> Stream:
         """``rngd.transpose`` to a stream of ``time`` x ``packet`` elements
         (same context and element type; the element count must not change:
-        the verifier's :class:`DiagnosticError` otherwise)."""
+        the verifier's :class:`DiagnosticError` otherwise; ``TypeError`` for
+        a size that is not an integer)."""
         where = self._where(loc)
-        st = _checked(lambda: self.type.with_shape(_shape(time), _shape(packet)), where)
+        time, packet = _shape(time, "transpose: time"), _shape(packet, "transpose: packet")
+        st = _checked(lambda: self.type.with_shape(time, packet), where)
         return self._stream(lambda: TransposeOp(self.value, st), where)
 
     def commit(self, dest: SSAValue, *, loc: LocLike = None) -> CommitOp:
@@ -1087,9 +1187,12 @@ class Stream:
         ``f8E8M0FNU``, one per ``block`` elements of the innermost packet
         dim).  ``block``: default this packet's innermost dim over the
         scale's.  Raises the verifier's :class:`DiagnosticError` for
-        mismatched shapes or types."""
+        mismatched shapes or types, ``TypeError`` for a ``block`` that is
+        not an integer."""
         where = self._where(loc)
-        if block is None:
+        if block is not None:
+            block = _number(block, "block_scale: block")
+        else:
             mine, theirs = self.type.packet[-1], scale.type.packet[-1]
             if mine % theirs:
                 raise _infer_error(

@@ -5,9 +5,11 @@ Two caches of the ``fetchc`` command keep files here: the start-up code cache
 Both go through :func:`read_entry` and :func:`write_entry`, which treat the
 directory as untrusted:
 
-* **Where.** ``$FETCHC_CACHE_DIR``, else ``$XDG_CACHE_HOME/fetchc``, else
-  ``~/.cache/fetchc``; an empty ``FETCHC_CACHE_DIR`` disables every cache
-  (:func:`cache_dir` returns ``None``).  Every directory fetchc creates
+* **Where.** ``$FETCHC_CACHE_DIR``, else ``$XDG_CACHE_HOME/fetchc`` when
+  that is an absolute path (a relative one is ignored, as the XDG
+  specification says: :func:`xdg_dir`), else ``~/.cache/fetchc``; an empty
+  ``FETCHC_CACHE_DIR`` disables every cache (:func:`cache_dir` returns
+  ``None``), and so does the lack of an absolute home directory.  Every directory fetchc creates
   there (the cache directory itself, ``kernels/``, ``inputs/`` and their
   subdirectories) is created with mode ``0700``; one that exists keeps its
   mode (the checks below apply to every entry whatever its directory).
@@ -33,7 +35,7 @@ import os
 import stat
 import struct
 
-__all__ = ["MAX_ENTRY_BYTES", "cache_dir", "read_entry", "write_entry"]
+__all__ = ["MAX_ENTRY_BYTES", "cache_dir", "read_entry", "write_entry", "xdg_dir"]
 
 MAX_ENTRY_BYTES = 64 << 20
 """The largest entry read or written (bytes of payload)."""
@@ -42,13 +44,30 @@ _DIGEST = hashlib.sha256
 _HEADER = struct.Struct("<32sQ")  # sha256 of the payload, payload length
 
 
+def xdg_dir(variable: str, default: str) -> str | None:
+    """An XDG base directory (the XDG Base Directory specification): the
+    environment variable ``variable`` (``XDG_CACHE_HOME``) when it is an
+    absolute path, else ``default`` (``.cache``) in the home directory.  A
+    relative value is invalid and ignored, as the specification says (it
+    would put the directory wherever the user stands); ``None`` when there
+    is no absolute home directory either.  The one place fetchc reads an
+    XDG variable."""
+    value = os.environ.get(variable, "")
+    if os.path.isabs(value):
+        return value
+    home = os.path.expanduser("~")
+    return os.path.join(home, default) if os.path.isabs(home) else None
+
+
 def cache_dir() -> str | None:
-    """The cache directory (not created), or ``None`` when caching is off
-    (``FETCHC_CACHE_DIR`` set to the empty string)."""
+    """The cache directory (not created): ``FETCHC_CACHE_DIR``, else
+    ``fetchc`` in the XDG cache directory (:func:`xdg_dir`); ``None`` when
+    caching is off (``FETCHC_CACHE_DIR`` set to the empty string, or no
+    absolute cache directory)."""
     root = os.environ.get("FETCHC_CACHE_DIR")
     if root is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "fetchc")
+        base = xdg_dir("XDG_CACHE_HOME", ".cache")
+        root = os.path.join(base, "fetchc") if base is not None else ""
     return root or None
 
 

@@ -702,7 +702,10 @@ def main_sim(argv: list[str]) -> int:
             inputs += _identities(v.path for v in values.values() if not isinstance(v, str))
             if _refused(args.output, inputs, binary):
                 return 1
-            results = simulate_with_args(sb, values, args.program)
+            from fetchc.frontend.render import SourceManager
+
+            with _warnings_rendered(SourceManager()):  # aliased commits (golden.run._warn_committed_aliases)
+                results = simulate_with_args(sb, values, args.program)
             _warn_scratch_reads(sb, results)
         except (InputError, RunError) as e:
             return _error(f"{e}")
@@ -1083,24 +1086,38 @@ def _stderr_to_devnull_if_closed() -> None:
 
 def entry() -> None:
     """The ``fetchc`` console script (and ``python -m fetchc.cli``):
-    :func:`main`, then exit with its status.  A failure while reporting a
-    failure (out of memory again) ends with one ``error:`` line."""
-    sys.unraisablehook = _unraisable
+    :func:`main`, then exit with its status (``SystemExit``).  A failure
+    while reporting a failure (out of memory again) ends with one ``error:``
+    line.  Where fetchc owns the process (:func:`fetchc.process.owns_process`:
+    the console script, ``python -m fetchc.cli``), the collector stays off
+    and a successful command ends with :func:`_leave`; under any other
+    ``__main__`` (``python -m cProfile``, a host's ``runpy``) it raises
+    ``SystemExit`` like any program, so whatever runs after it runs, and
+    the host's collector and ``sys.unraisablehook`` are left alone."""
+    from fetchc.process import owns_process
+
+    owned = owns_process()
+    if owned:
+        sys.unraisablehook = _unraisable
     _stderr_to_devnull_if_closed()
-    # The process ends with the command: no collection when main's
-    # gc_paused ends (it would traverse everything the command allocated,
-    # 0.23 s after compiling 5000 distinct chains), and none at exit.
-    gc.disable()
+    if owned:
+        # The process ends with the command: no collection when main's
+        # gc_paused ends (it would traverse everything the command allocated,
+        # 0.23 s after compiling 5000 distinct chains), and none at exit.
+        gc.disable()
     try:
         code = main()
     except BaseException as e:  # noqa: BLE001 - the last line of defence against a traceback
         _last_words(e)
     if code:
-        # A failed command (out of memory, say) leaves the collector to free
-        # what it can before the interpreter's finalisation needs memory.
-        gc.enable()
+        if owned:
+            # A failed command (out of memory, say) leaves the collector to free
+            # what it can before the interpreter's finalisation needs memory.
+            gc.enable()
         sys.exit(code)
-    _leave()
+    if owned:
+        _leave()
+    sys.exit(0)
 
 
 if __name__ == "__main__":

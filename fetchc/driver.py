@@ -68,7 +68,7 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
     cached = _PARSED_PIPELINES.get(spec)
     if cached is not None:
         return list(cached)
-    text = xdsl_pipeline_text(spec)
+    text, columns = xdsl_pipeline(spec)
     if not text.strip():
         return []
     try:
@@ -77,7 +77,7 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             _PARSED_PIPELINES[spec] = passes
         return list(passes)
     except (ValueError, ArgSpecParseError) as e:  # unknown pass / bad syntax or options
-        text = _option_text(_one_line(str(e)) or type(e).__name__)
+        text = _option_text(_one_line(str(e), columns) or type(e).__name__)
         if "Unrecognized passes" in text:
             known = ", ".join(sorted(k for k in all_passes() if k.startswith("fetch")))
             text += f" (fetchc's passes: {known}; xDSL's built-in passes are available too)"
@@ -88,15 +88,17 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
 _SPEC_AT = re.compile(r"pass-pipeline:(\d+):(\d+)")
 
 
-def _one_line(message: str) -> str:
+def _one_line(message: str, columns: list[int]) -> str:
     """xDSL's pipeline syntax error (a header, ``pass-pipeline:L:C``, the
     pipeline, a caret line and the reason, on separate lines) as one line:
-    ``column C: reason``; any other message with its lines joined by
+    ``column C: reason``, ``C`` mapped through ``columns`` to the user's
+    text (:func:`xdsl_pipeline`); any other message with its lines joined by
     ``; ``."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     at = next((m for line in lines if (m := _SPEC_AT.fullmatch(line))), None)
     if at is not None and len(lines) >= 2:
-        return f"column {at.group(2)}: {lines[-1][:1].lower()}{lines[-1][1:]}"
+        column = columns[min(int(at.group(2)), len(columns)) - 1]
+        return f"column {column}: {lines[-1][:1].lower()}{lines[-1][1:]}"
     return "; ".join(lines)
 
 
@@ -115,31 +117,48 @@ def _did_you_mean(text: str) -> str:
 
 
 _ANCHOR = re.compile(r"\s*([A-Za-z_][\w.$-]*)\s*\(")
+_PASS_NAME = re.compile(r"[A-Za-z_][\w.$-]*")
 
 
 def xdsl_pipeline_text(spec: str) -> str:
-    """A pipeline in ``xdsl-opt``'s spelling.  ``mlir-opt``'s
-    ``builtin.module(a, b{opt=v})`` becomes ``a,b{opt=v}`` (whitespace
-    between passes dropped, option lists kept as written); anything not
-    starting with ``NAME(`` is returned unchanged.  fetchc's input is one
+    """A pipeline in ``xdsl-opt``'s spelling (:func:`xdsl_pipeline`, without
+    the columns)."""
+    return xdsl_pipeline(spec)[0]
+
+
+def xdsl_pipeline(spec: str) -> tuple[str, list[int]]:
+    """A pipeline in ``xdsl-opt``'s spelling, and for each of its characters
+    (and one past the end) the 1-based column in ``spec`` it comes from, so
+    that xDSL's syntax errors point into the user's text.
+
+    ``mlir-opt``'s ``builtin.module(a, b{ opt=v })`` is read as mlir-opt 19
+    reads it: passes separated by ``,``, whitespace around a name or an
+    option list ignored, an option list's ``{...}`` kept with its options
+    separated by single spaces (``a,b{opt=v}``); ``builtin.module()`` is no
+    pass, and an empty element (``builtin.module(a,)``, ``(a,,b)``,
+    ``( )``) is an error.  Anything not starting with ``NAME(`` is
+    ``xdsl-opt``'s spelling, returned unchanged.  fetchc's input is one
     ``builtin.module`` and every pass runs on the whole module, so a pipeline
     anchored on another op, or a nested one (``builtin.module(func.func(cse))``),
     is an error.  Raises :class:`DiagnosticError` (``invalid pass pipeline
-    '...': ...``) for those, for a missing ``)`` and for text after it."""
+    '...': ...``, with a column in ``spec`` where one applies) for those, for
+    a missing ``)`` or ``}`` and for text after them."""
     m = _ANCHOR.match(spec)
     if m is None:
-        return spec
+        return spec, list(range(1, len(spec) + 2))
 
-    def bad(why: str) -> DiagnosticError:
-        return DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {why}"))
+    def bad(why: str, at: int | None = None) -> DiagnosticError:
+        where = f"column {at + 1}: " if at is not None else ""
+        return DiagnosticError(Diagnostic.error(f"invalid pass pipeline '{spec}': {where}{why}"))
 
     if m.group(1) != "builtin.module":
         raise bad(
             f"the pipeline is anchored on '{m.group(1)}', but fetchc compiles a builtin.module and its "
             "passes run on the whole module: write builtin.module(PASS,PASS{option=value})"
         )
-    out: list[str] = []
-    depth, quote, i = 0, False, m.end()
+    # the elements: (start, end) of each, split at the commas outside braces and quotes
+    elements: list[tuple[int, int]] = []
+    depth, quote, start, i = 0, False, m.end(), m.end()
     while i < len(spec):
         c = spec[i]
         if quote:
@@ -150,24 +169,107 @@ def xdsl_pipeline_text(spec: str) -> str:
             depth += 1
         elif c == "}":
             depth -= 1
-        elif depth == 0 and c == ")":
-            break
+        elif depth == 0 and c in ",)":
+            elements.append((start, i))
+            start = i + 1
+            if c == ")":
+                break
         elif depth == 0 and c == "(":
-            inner = "".join(out).rsplit(",", 1)[-1]
+            inner = spec[start:i].strip()
             raise bad(
                 f"'{inner}(...)' nests a pipeline, but fetchc's passes run on the whole module: list the "
-                "passes directly inside builtin.module(...)"
+                "passes directly inside builtin.module(...)",
+                i,
             )
-        elif depth == 0 and c.isspace():
-            i += 1
-            continue
-        out.append(c)
         i += 1
     if i >= len(spec):
         raise bad("missing ')' at the end of builtin.module(...)")
     if spec[i + 1 :].strip():
-        raise bad(f"unexpected text after builtin.module(...): '{spec[i + 1 :].strip()}'")
-    return "".join(out)
+        raise bad(f"unexpected text after builtin.module(...): '{spec[i + 1 :].strip()}'", i + 1)
+    if i == m.end():
+        return "", [1]  # builtin.module(): no pass
+    text: list[str] = []
+    cols: list[int] = []
+    for k, (first, last) in enumerate(elements):
+        if k:
+            text.append(",")
+            cols.append(first)  # the comma's column
+        brace = spec.find("{", first, last)
+        head = spec[first : brace if brace >= 0 else last]
+        name_at = first + len(head) - len(head.lstrip())
+        name = head.strip()
+        if not name:
+            raise bad("expected a pass name (an empty element: a ',' too many?)", name_at)
+        if not _PASS_NAME.fullmatch(name):
+            raise bad(f"'{name}' is not a pass name (passes are separated by ',')", name_at)
+        text.append(name)
+        cols.extend(range(name_at + 1, name_at + len(name) + 1))
+        if brace < 0:
+            continue
+        close = _closing_brace(spec, brace, last)
+        if close is None:
+            raise bad("missing closing '}' while processing pass options", brace)
+        if spec[close + 1 : last].strip():
+            raise bad(f"expected ',' or ')' after the options of '{name}'", close + 1 + _leading_space(spec, close + 1))
+        text.append("{")
+        cols.append(brace + 1)
+        for word_at, word in _option_words(spec, brace + 1, close):
+            if text[-1] != "{":
+                text.append(" ")
+                cols.append(word_at)
+            text.append(word)
+            cols.extend(range(word_at + 1, word_at + len(word) + 1))
+        text.append("}")
+        cols.append(close + 1)
+    cols.append(i + 1)  # one past the end: the ')'
+    return "".join(text), cols
+
+
+def _leading_space(text: str, at: int) -> int:
+    return len(text[at:]) - len(text[at:].lstrip())
+
+
+def _closing_brace(spec: str, brace: int, end: int) -> int | None:
+    """The index of the ``}`` that closes the ``{`` at ``brace`` (quotes and
+    nested braces skipped), before ``end``; ``None`` if there is none."""
+    depth, quote = 0, False
+    for j in range(brace, end):
+        c = spec[j]
+        if quote:
+            quote = c != '"' or spec[j - 1] == "\\"
+        elif c == '"':
+            quote = True
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _option_words(spec: str, start: int, end: int) -> list[tuple[int, str]]:
+    """The whitespace-separated words of ``spec[start:end]`` (an option
+    list), quotes and braces kept whole, each with its index in ``spec``."""
+    words: list[tuple[int, str]] = []
+    depth, quote, word_at = 0, False, -1
+    for j in range(start, end + 1):
+        c = spec[j] if j < end else " "
+        if quote:
+            quote = c != '"' or spec[j - 1] == "\\"
+        elif c == '"':
+            quote = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        if c.isspace() and not quote and depth == 0 or j == end:
+            if word_at >= 0:
+                words.append((word_at, spec[word_at:j]))
+                word_at = -1
+        elif word_at < 0:
+            word_at = j
+    return words
 
 
 def pass_help(width: int = 100) -> str:
@@ -320,14 +422,19 @@ def _failing_op(err: BaseException) -> Operation | None:
 
 
 def kernel_name_errors(module: Operation) -> list[Diagnostic]:
-    """ir.md §2a: an error at each kernel argument whose ``rngd.name`` is
-    malformed or whose name an earlier tensor or scalar of its kernel
-    already has (located at the argument, with a note at the first),
+    """ir.md §2a: an error at each kernel whose programs' names cannot leave
+    fetchc (:func:`fetchc.kernel.program_path_error`: ``@".."``, ``@""``),
+    and at each kernel argument whose ``rngd.name`` is malformed, whose name
+    cannot leave fetchc, or whose name an earlier tensor or scalar of its
+    kernel already has (located at the argument, with a note at the first),
     :func:`fetchc.kernel.name_errors`."""
-    from fetchc.kernel import kernels, name_errors
+    from fetchc.kernel import kernels, name_errors, program_path_error
 
     out = []
     for func in kernels(module):
+        bad_path = program_path_error(func, module)
+        if bad_path is not None:
+            out.append(op_error(func, bad_path))
         for arg, message, first in name_errors(func):
             notes = [(func, "the first is here")] if first is not None else []
             d = op_error(func, message, notes)
@@ -372,7 +479,9 @@ def release_garbage(untracked_passes: int) -> None:
     which saves the collection (0.28 s on 5000 distinct chains,
     ``tools/bench_compile.py --only phases``) and lowers the peak memory
     (149 to 142 MB there)."""
-    if untracked_passes and not gc.isenabled():
+    from fetchc.process import gc_is_paused
+
+    if untracked_passes and gc_is_paused():
         gc.collect()
 
 

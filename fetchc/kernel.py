@@ -17,6 +17,10 @@ and ``fetchc run`` share.
   A memref argument with ``rngd.slice_dim = d`` (:data:`SLICE_DIM_ATTR`;
   :func:`slice_dim`) is split over the slices along ``d``; without it the
   tensor is replicated.  :func:`slice_errors` checks both attributes.
+* Its programs are named ``path/index`` (:func:`program_path`: the
+  function's name, after the names of enclosing named modules), and every
+  name that leaves fetchc, program or tensor, follows one rule
+  (:mod:`fetchc.names`: :func:`name_errors`, :func:`program_path_error`).
 * Its **scratch buffers** (``rngd.scratch`` ops in its body, the compiler's
   own tensors) come after its arguments, named ``scratch0``, ``scratch1``,
   ... in program order (:func:`scratch_names`); their address is the op's
@@ -27,9 +31,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation
+
+from fetchc.names import NAMES_THAT_WORK, key_problem
 
 __all__ = [
     "DM_BASE_ATTR",
@@ -38,11 +53,14 @@ __all__ = [
     "SLICES_ATTR",
     "SLICE_DIM_ATTR",
     "arg_attribute",
+    "int_value",
     "is_kernel",
     "kernel_slices",
     "kernels",
     "name_errors",
     "named_args",
+    "program_path",
+    "program_path_error",
     "scratch_names",
     "slice_dim",
     "slice_errors",
@@ -72,6 +90,20 @@ slices (ir.md §2a)."""
 
 SCRATCH_OP = "rngd.scratch"
 """The op that defines a scratch buffer."""
+
+
+def int_value(attr: Attribute | None) -> int | None:
+    """The integer an ``rngd.*`` integer attribute (``rngd.dm_base``,
+    ``rngd.slices``, ``rngd.slice_dim``) holds: an ``IntegerAttr`` of any
+    integer type but ``i1``, whose ``true`` / ``false`` are booleans, not
+    numbers (xDSL holds ``true`` as ``-1``); ``None`` for anything else.  A
+    message about such an attribute shows it as written, ``str(attr)``
+    (``true``, ``"x"``), never the number xDSL keeps."""
+    if not isinstance(attr, IntegerAttr):
+        return None
+    if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+        return None
+    return attr.value.data
 
 
 def _function_of(arg: BlockArgument) -> FuncOp | None:
@@ -124,6 +156,34 @@ def spelled(arg: BlockArgument) -> str:
     return text if name == (arg.name_hint or f"arg{arg.index}") else f'{text} ("{name}")'
 
 
+def program_path(func: FuncOp, root: Operation | None = None) -> str:
+    """What names ``func``'s programs (``path/index``, seqbin.md word 1): its
+    name, after the symbol names of the named ``builtin.module`` ops it is
+    nested in below ``root`` (``m/function``)."""
+    parts = [func.sym_name.data]
+    parent = func.parent_op()
+    while isinstance(parent, ModuleOp) and parent is not root:
+        if parent.sym_name is not None:
+            parts.insert(0, parent.sym_name.data)
+        parent = parent.parent_op()
+    return "/".join(parts)
+
+
+def program_path_error(func: FuncOp, root: Operation | None = None) -> str | None:
+    """The error for a kernel whose programs' names (:func:`program_path`)
+    could not leave fetchc (:func:`fetchc.names.key_problem`: ``sim -o``
+    keys its ``.npz`` by them), or ``None``."""
+    path = program_path(func, root)
+    why = key_problem(path + "/0")
+    if why is None:
+        return None
+    whose = "the function" if path == func.sym_name.data else "the function or an enclosing builtin.module"
+    return (
+        f'cannot name its programs "{path}/0", ...: a program name is a seq.bin string, a --program NAME and a '
+        f"key of the .npz of fetchc sim -o, and this one {why}; rename {whose} ({NAMES_THAT_WORK})"
+    )
+
+
 def is_kernel(func: FuncOp) -> bool:
     """A function with at least one Fetch Unit program (``fetch.fetch``, or
     ``fetch_seq.program`` after ``fetch-to-seq``) anywhere in its body."""
@@ -165,9 +225,10 @@ def named_args(func: FuncOp) -> list[BlockArgument]:
 def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | None]]:
     """ir.md §2a: ``(argument, message, first)``, in argument order, for each
     argument of the kernel ``func`` whose ``rngd.name`` is not a non-empty
-    string, and for each tensor or scalar whose name an earlier one already
-    has (``first``: that earlier argument, for a note).  Empty when the
-    names are fine."""
+    string, for each tensor or scalar whose name cannot leave fetchc
+    (:func:`fetchc.names.key_problem`: ``"."``, ``"../w"``), and for each
+    whose name an earlier one already has (``first``: that earlier argument,
+    for a note).  Empty when the names are fine."""
     out: list[tuple[BlockArgument, str, BlockArgument | None]] = []
     named = set(named_args(func))
     names = tensor_names(func)
@@ -190,6 +251,19 @@ def name_errors(func: FuncOp) -> list[tuple[BlockArgument, str, BlockArgument | 
         if arg not in named:
             continue
         name = names[arg.index]
+        why = key_problem(name)
+        if why is not None:
+            how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name"
+            out.append(
+                (
+                    arg,
+                    f'{ssa} is named "{name}" {how}: a tensor\'s name is a --arg NAME and a key of the .npz of '
+                    f"fetchc run -o, and this one {why}; rename it (its {NAME_ATTR} or its SSA name; "
+                    f"{NAMES_THAT_WORK})",
+                    None,
+                )
+            )
+            continue
         first = seen.setdefault(name, arg)
         if first is not arg:
             how = f"by its {NAME_ATTR}" if isinstance(given, StringAttr) else "by its SSA name" if arg.name_hint else ""
@@ -264,14 +338,13 @@ def scratch_names(func: FuncOp, arg_names: list[str] | None = None) -> dict[Oper
 def kernel_slices(func: FuncOp) -> int:
     """The kernel's ``rngd.slices`` (1 when absent or not an integer: the
     verifier reports a bad one, :func:`slice_errors`)."""
-    value = func.attributes.get(SLICES_ATTR)
-    return value.value.data if isinstance(value, IntegerAttr) else 1
+    value = int_value(func.attributes.get(SLICES_ATTR))
+    return 1 if value is None else value
 
 
 def slice_dim(func: FuncOp, arg: BlockArgument) -> int | None:
     """The ``rngd.slice_dim`` of ``arg``, or None when it is replicated."""
-    value = arg_attribute(func, arg, SLICE_DIM_ATTR)
-    return value.value.data if isinstance(value, IntegerAttr) else None
+    return int_value(arg_attribute(func, arg, SLICE_DIM_ATTR))
 
 
 def slice_errors(func: FuncOp) -> list[str]:
@@ -285,8 +358,9 @@ def slice_errors(func: FuncOp) -> list[str]:
 
     out: list[str] = []
     value = func.attributes.get(SLICES_ATTR)
-    if value is not None and not (isinstance(value, IntegerAttr) and 1 <= value.value.data <= MAX_SLICES):
-        shown = value.value.data if isinstance(value, IntegerAttr) else value
+    slices = int_value(value)
+    if value is not None and not (slices is not None and 1 <= slices <= MAX_SLICES):
+        shown = value if slices is None else slices  # as written: true, "4", 4.0 : f32
         out.append(
             f"{SLICES_ATTR} = {shown} is not a number of slices from 1 to {MAX_SLICES} (a chip has 2 clusters "
             f"of {SLICES_PER_CLUSTER} slices; hardware.md §1a); write e.g. {{{SLICES_ATTR} = 256 : i64}}"
@@ -300,7 +374,8 @@ def slice_errors(func: FuncOp) -> list[str]:
         if d is None:
             continue
         who = spelled(arg)
-        if not isinstance(d, IntegerAttr):
+        dim = int_value(d)
+        if dim is None:
             out.append(
                 f"{SLICE_DIM_ATTR} of {who} must be an integer dimension (e.g. {{{SLICE_DIM_ATTR} = 0 : i64}}), not {d}"
             )
@@ -313,10 +388,8 @@ def slice_errors(func: FuncOp) -> list[str]:
             out.append(
                 f"{SLICE_DIM_ATTR} on {who}, which is {arg.type}, not a memref: only tensors are split over slices"
             )
-        elif not 0 <= d.value.data < len(arg.type.get_shape()):
+        elif not 0 <= dim < len(arg.type.get_shape()):
             rank = len(arg.type.get_shape())
             dims = f"dimensions 0 to {rank - 1}" if rank else "no dimension"
-            out.append(
-                f"{SLICE_DIM_ATTR} = {d.value.data} of {who} is out of range for {arg.type} (rank {rank}: {dims})"
-            )
+            out.append(f"{SLICE_DIM_ATTR} = {dim} of {who} is out of range for {arg.type} (rank {rank}: {dims})")
     return out

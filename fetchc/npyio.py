@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from fetchc.names import key_problem
 from fetchc.wording import a_or_an
 
 __all__ = [
@@ -223,31 +224,19 @@ def write_npy(f: BinaryIO, array: Any) -> None:
     npformat.write_array(f, np.asanyarray(array), allow_pickle=False)
 
 
-def _unsafe_member(name: str) -> str | None:
-    """Why ``name`` cannot be a zip member path, or None."""
-    if "\0" in name:
-        return "contains a NUL character, which a .npz member name cannot hold"
-    if "\\" in name:
-        return "contains a backslash, a path separator for some unzip tools"
-    if name.startswith("/") or re.match(r"\A[A-Za-z]:", name):
-        return "is an absolute path: an unzip would write outside its directory"
-    if any(part in ("", ".", "..") for part in name.split("/")):
-        return "has an empty, '.' or '..' path component: an unzip would write elsewhere"
-    return None
-
-
 def npz_member_names(names: list[str]) -> dict[str, str]:
     """``{name: zip member}`` as ``numpy.savez`` names them (``NAME.npy``), so
     that ``numpy.load(f)[name]`` returns the array.  Raises ``ValueError``
-    when a name cannot be a member path (a NUL character, a backslash, an
-    absolute path, an empty, ``.`` or ``..`` component: ``../../x`` would
-    let an unzip write outside its directory), or two names cannot both be
+    when a name cannot be a member path (:func:`fetchc.names.key_problem`: a
+    NUL character, a backslash, an absolute path, an empty, ``.`` or ``..``
+    component: ``../../x`` would let an unzip write outside its directory;
+    the compiler refuses such names already), or two names cannot both be
     keys (``np.load`` would give one's array for the other: ``x`` and
     ``x.npy``).  Names are otherwise data: ``file``, ``a/b``, any Unicode."""
     members: dict[str, str] = {}
     given = set(names)
     for n in names:
-        why = _unsafe_member(n)
+        why = key_problem(n)
         if why is not None:
             raise ValueError(f"the name {n!r} cannot be a .npz key: it {why}")
         if n.endswith(".npy") and n[:-4] in given:

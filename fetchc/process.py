@@ -10,6 +10,7 @@ when memory is short.  Spec: none (docs/robustness.md, resources).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import os
@@ -26,6 +27,7 @@ __all__ = [
     "ResourceExhausted",
     "address_space_limit",
     "call_with_deep_stack",
+    "gc_is_paused",
     "gc_paused",
     "is_memory_message",
     "memory_failure",
@@ -33,6 +35,7 @@ __all__ = [
     "limit_text",
     "load_numpy",
     "memory_budget",
+    "owns_process",
     "recursion_limit_for",
     "stack_text",
 ]
@@ -324,20 +327,110 @@ def stack_text() -> str:
     return f"{a_or_an(str(size >> 20))} MiB stack with a recursion limit of {limit}"
 
 
+_GC_PAUSED_THRESHOLD = (1 << 31) - 1
+"""Generation 0's collection threshold while a compile runs: a number of
+net allocations no compile reaches, so no automatic collection starts."""
+_gc_lock = _thread.allocate_lock()  # _thread: no import of threading at start-up
+_gc_pauses = 0  # active gc_paused contexts, all threads together
+_gc_saved_threshold = 0  # generation 0's threshold before the first of them
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """A context in which Python's cyclic garbage collector does not run.
+    """A context in which Python's cyclic garbage collector starts no
+    automatic collection.
 
     A compile allocates hundreds of thousands of long-lived objects (the IR)
     and little cyclic garbage, so the collector's periodic full scans are
     pure overhead there (13–26% of a large compile, measured by
     ``tools/bench_compile.py``); reference counting still frees everything
-    acyclic at once.  The collector is re-enabled (if it was enabled) on
-    exit, whatever happens inside."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    acyclic at once.
+
+    The rule (a library call must leave the host's collector exactly as the
+    host leaves it, whatever its threads do): the pause never calls
+    ``gc.disable()`` or ``gc.enable()``.  A ``gc.disable()`` made while the
+    collector is already disabled changes nothing that can be observed, so a
+    pause that disabled the collector could not tell, when it ends, whether
+    the host disabled it too meanwhile (a host's ``gc.disable()`` on another
+    thread was undone), and two pauses reading ``gc.isenabled()`` could each
+    take the other's state for the host's.  Instead the first pause of the
+    process (counted under a lock, across threads and nesting) raises
+    generation 0's threshold to :data:`_GC_PAUSED_THRESHOLD`, and the last
+    one to end puts the host's threshold back, unless the threshold is no
+    longer the pause's (the host called ``gc.set_threshold`` meanwhile: its
+    setting stays).  ``gc.isenabled()``, ``gc.enable()``, ``gc.disable()``
+    and ``gc.collect()`` stay the host's alone.  Nothing is raised."""
+    global _gc_pauses, _gc_saved_threshold
+    with _gc_lock:
+        if _gc_pauses == 0:
+            threshold = gc.get_threshold()
+            _gc_saved_threshold = threshold[0]
+            gc.set_threshold(_GC_PAUSED_THRESHOLD, *threshold[1:])
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                threshold = gc.get_threshold()
+                if threshold[0] == _GC_PAUSED_THRESHOLD:  # else the host set its own meanwhile
+                    gc.set_threshold(_gc_saved_threshold, *threshold[1:])
+
+
+def gc_is_paused() -> bool:
+    """Whether no automatic collection runs now: inside :func:`gc_paused`
+    (any thread's), or with the collector disabled or its threshold 0."""
+    return _gc_pauses > 0 or not gc.isenabled() or gc.get_threshold()[0] == 0
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _fetchc_code(frame: Any) -> bool:
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def owns_process() -> bool:
+    """Whether the ``fetchc`` command is the whole program, so that nothing
+    runs after it but the interpreter's exit (and :func:`fetchc.cli.entry`
+    may end it with ``os._exit``, skipping the finalisation).
+
+    True exactly when the caller's stack holds only fetchc's own code below
+    either the main program's top level being fetchc's console script (the
+    ``__main__`` module that imported ``fetchc.command.entry`` as ``entry``,
+    as pip writes ``bin/fetchc``), or the interpreter's ``python -m
+    fetchc.cli`` / ``-m fetchc.command`` (``runpy._run_module_as_main``, the
+    outermost frame, running a fetchc module).  False under any other
+    ``__main__``: ``python -m cProfile``, ``runpy.run_path`` from a host, a
+    test harness, ``python -c`` calling ``fetchc.cli.entry()``: their code
+    runs after the command (cProfile writes its profile then).  False too
+    when a ``sitecustomize`` or ``usercustomize`` from outside Python's
+    standard library directory (the installation's own, such as Debian's,
+    do not count) is loaded: its objects (a buffered log file) may need the
+    interpreter's finalisation."""
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    for name in ("sitecustomize", "usercustomize"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if module is not None and not (isinstance(path, str) and os.path.abspath(path).startswith(stdlib)):
+            return False
+
+    frame = sys._getframe(1)
+    while frame.f_back is not None:
+        if not _fetchc_code(frame):
+            outer = frame.f_back
+            return (  # runpy may be frozen ("<frozen runpy>"): known by its module name
+                frame.f_code.co_name == "_run_code"
+                and frame.f_globals.get("__name__") == "runpy"
+                and outer.f_back is None
+                and outer.f_code.co_name == "_run_module_as_main"
+                and outer.f_globals.get("__name__") == "runpy"
+            )
+        frame = frame.f_back
+    if frame.f_code.co_name != "<module>" or frame.f_globals.get("__name__") != "__main__":
+        return False
+    if _fetchc_code(frame):
+        return True  # python fetchc/cli.py
+    command = sys.modules.get("fetchc.command")
+    return command is not None and frame.f_globals.get("entry") is getattr(command, "entry", None)

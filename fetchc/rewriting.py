@@ -27,6 +27,8 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
 
+import fetchc.frontend.xdsl_compat  # noqa: F401  # xDSL's patches, for a pass xdsl-opt loads before parsing (%_1)
+
 if TYPE_CHECKING:
     from fetchc.diagnostics import PassError
 

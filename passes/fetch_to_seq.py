@@ -4,7 +4,11 @@ block; the lookup tables it uses become ``fetch_seq.table`` constants at the
 top of the module, one per distinct table (decode tables by pair, function
 tables by key type, function, scale and zero point; hardware.md §2.1b), in
 order of first use.  A function table is baked here
-(:func:`fetchc.target.functions.function_entries`).
+(:func:`fetchc.target.functions.function_entries`).  A table's symbol is
+unique in its symbol table: a kernel named like one (``@gelu_f8E4M3FN``)
+makes it ``@gelu_f8E4M3FN_1``; the tables of a kernel in a nested
+``builtin.module`` go into that module, the symbol table its program's
+``table = @...`` is looked up in.
 
 One pattern (:class:`FetchToProgram`, one ``fetch.fetch`` chain to one
 register block) and a pass that wires it with the two pieces of module-level
@@ -33,12 +37,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import SymbolOpInterface, SymbolTable
 
 from fetchc import target
 from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp, ZpSubOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
+from fetchc.kernel import program_path
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.target import functions
 
@@ -55,20 +61,23 @@ def table_symbol(src: target.ElementType, dst: target.ElementType, function: str
 
 
 class TableRegistry:
-    """The ``fetch_seq.table`` symbols of one module: one per distinct table
-    (same pair, function, scale and zero point: hardware.md §2.1b), created
-    on first use and placed at the top of the module in order of first use
-    (:meth:`materialise`).  A reference table already in the module (input
-    that went through ``fetch-to-seq`` before, or written by hand) is
-    reused, never duplicated; new symbols avoid the names already taken."""
+    """The ``fetch_seq.table`` symbols of one symbol table (a module): one
+    per distinct table (same pair, function, scale and zero point:
+    hardware.md §2.1b), created on first use and placed at the top of the
+    module in order of first use (:meth:`materialise`).  A reference table
+    already in the module (input that went through ``fetch-to-seq`` before,
+    or written by hand) is reused, never duplicated; a new symbol avoids
+    every symbol name the module already defines (a function named
+    ``gelu_f8E4M3FN`` too: the table is then ``@gelu_f8E4M3FN_1``)."""
 
-    def __init__(self, module: ModuleOp):
-        self._module = module
+    def __init__(self, module: Operation):
+        self._block = module.regions[0].block
         self._existing: dict[TableKey, TableOp] = {}
         self._taken: set[str] = set()
-        for op in module.body.block.ops:
+        for op in self._block.ops:
+            if (symbol := _symbol_name(op)) is not None:
+                self._taken.add(symbol)
             if isinstance(op, TableOp):
-                self._taken.add(op.sym_name.data)
                 key = op.key()
                 if key not in self._existing and _is_reference(op, key):
                     self._existing[key] = op
@@ -100,7 +109,7 @@ class TableRegistry:
     def materialise(self, listener: PatternRewriterListener | None = None) -> None:
         """Insert the tables created by :meth:`symbol` at the top of the
         module, in order of first use, telling ``listener``."""
-        block = self._module.body.block
+        block = self._block
         anchor = block.first_op
         for table in self._used.values():
             if table.parent is not None:
@@ -111,6 +120,43 @@ class TableRegistry:
                 block.insert_op_before(table, anchor)
             if listener is not None:
                 listener.handle_operation_insertion(table)
+
+
+class TableRegistries:
+    """A :class:`TableRegistry` for each symbol table that holds a kernel:
+    the nearest enclosing op with the ``SymbolTable`` trait (a
+    ``builtin.module``), where ``SymbolTable.lookup_symbol`` resolves a
+    program's ``table = @...``."""
+
+    def __init__(self) -> None:
+        self._registries: dict[Operation, TableRegistry] = {}
+
+    def of(self, op: Operation) -> TableRegistry:
+        """The registry of the symbol table ``op`` is in.  Raises
+        :class:`PassError` for an op in no symbol table."""
+        anchor = op.parent_op()
+        while anchor is not None and not anchor.has_trait(SymbolTable):
+            anchor = anchor.parent_op()
+        if anchor is None:
+            raise PassError(op, "is in no symbol table (builtin.module) to hold its lookup table")
+        registry = self._registries.get(anchor)
+        if registry is None:
+            registry = self._registries[anchor] = TableRegistry(anchor)
+        return registry
+
+    def materialise(self, listener: PatternRewriterListener | None = None) -> None:
+        """:meth:`TableRegistry.materialise` for each registry."""
+        for registry in self._registries.values():
+            registry.materialise(listener)
+
+
+def _symbol_name(op: Operation) -> str | None:
+    """The symbol ``op`` defines in its symbol table, if any."""
+    interface = op.get_trait(SymbolOpInterface)
+    if interface is None:
+        return None
+    name = interface.get_sym_attr_name(op)
+    return None if name is None else name.data
 
 
 def _is_reference(op: TableOp, key: TableKey) -> bool:
@@ -135,7 +181,7 @@ class FetchToProgram(RewritePattern):
     ``tables``.  Raises :class:`PassError` for a sequencer limit (the
     verifier reports those first) or a request still present."""
 
-    def __init__(self, tables: TableRegistry, names: dict[Operation, str]):
+    def __init__(self, tables: TableRegistries, names: dict[Operation, str]):
         super().__init__()
         self.tables = tables
         self.names = names
@@ -156,7 +202,7 @@ class FetchToProgram(RewritePattern):
             if stage.name == "fetch.mask":
                 masked = True
             elif isinstance(stage, TableLookupOp):
-                table = self.tables.symbol(src, dst, stage.function, stage.scale_value, stage.zero_point_value)
+                table = self.tables.of(op).symbol(src, dst, stage.function, stage.scale_value, stage.zero_point_value)
             elif stage.name == "fetch.cast" and src != dst:
                 cast = (src, dst)
             elif isinstance(stage, ZpSubOp):
@@ -205,13 +251,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
         fetches += isinstance(fn, FetchOp)
         if not isinstance(fn, func.FuncOp):
             continue
-        prefix = [fn.sym_name.data]
-        parent = fn.parent_op()
-        while isinstance(parent, ModuleOp) and parent is not module:
-            if parent.sym_name is not None:
-                prefix.insert(0, parent.sym_name.data)
-            parent = parent.parent_op()
-        kernel = "/".join(prefix)
+        kernel = program_path(fn, module)
         index = 0
         for op in walk(fn):
             if isinstance(op, FetchOp):
@@ -245,6 +285,6 @@ class FetchToSeqPass(FetchcPass):
     summary = "each fetch and its adapter stages -> one fetch_seq.program register block; tables -> fetch_seq.table"
 
     def apply_tracked(self, ctx: Context, op: ModuleOp, listener: PatternRewriterListener) -> None:
-        tables = TableRegistry(op)
+        tables = TableRegistries()
         apply_pattern(FetchToProgram(tables, program_names(op)), op, listener, on=(FetchOp,))
         tables.materialise(listener)

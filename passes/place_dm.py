@@ -95,7 +95,7 @@ from fetchc.diagnostics import PassError
 from fetchc.dialects.fetch import DequantOp, FetchOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.dialects.shared import i64_attr, memref_byte_span_of, memref_layout_of
-from fetchc.kernel import DM_BASE_ATTR, scratch_names, tensor_name
+from fetchc.kernel import DM_BASE_ATTR, int_value, scratch_names, tensor_name
 from fetchc.kernel import spelled as _spelled
 from fetchc.rewriting import FetchcPass, walk
 from fetchc.target.layout import element_bits, layout_byte_span, memref_byte_span
@@ -403,13 +403,13 @@ def _explicit_base(func: FuncOp, arg: BlockArgument, explicit: Attribute) -> int
     """The DM byte address an ``rngd.dm_base`` argument attribute gives:
     a non-negative integer multiple of ``BASE_ALIGN`` (hardware.md §3), else
     a PassError at ``func``."""
-    if not isinstance(explicit, IntegerAttr):
+    b = int_value(explicit)
+    if b is None:  # a boolean (i1) too: shown as written, never as xDSL's -1
         raise PassError(
             func,
             f"{DM_BASE_ATTR} of {_spelled(arg)} must be an integer DM byte address "
             f"(e.g. {{{DM_BASE_ATTR} = 4096 : i64}}), not {explicit}",
         )
-    b = explicit.value.data
     if b < 0 or b % target.BASE_ALIGN:
         raise PassError(
             func,

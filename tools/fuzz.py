@@ -118,6 +118,7 @@ errors.  The last line of output is the summary (one per target).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import io
 import json
@@ -150,6 +151,8 @@ SUPPORT = REPO / "test" / "support"
 if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
 
+from respell import STYLES as SSA_STYLES  # noqa: E402
+from respell import respell_ssa_names  # noqa: E402
 from modgen import (  # noqa: E402
     BITS,
     BLOCK,
@@ -1828,9 +1831,11 @@ class Fuzzer:
 
     # -- plumbing ----------------------------------------------------------
 
-    def run(self, argv: list[str], files: dict[str, bytes], stdin: bytes = b"") -> dict:
-        res = self.worker.run({"argv": argv, "files": files, "stdin": stdin, "timeout": self.args.timeout})
-        return res
+    def run(self, argv: list[str], files: dict[str, bytes], stdin: bytes = b"", env: dict | None = None) -> dict:
+        job = {"argv": argv, "files": files, "stdin": stdin, "timeout": self.args.timeout}
+        if env:
+            job["env"] = env
+        return self.worker.run(job)
 
     def record(self, stats: Stats, res: dict, verdict: Verdict, name: str, data: bytes, meta: dict) -> None:
         stats.runs += 1
@@ -1873,13 +1878,14 @@ class Fuzzer:
         (d / f"{h}{ext}.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
         stats.saved += 1
 
-    def compile_job(self, text: bytes, *, extra: list[str] | None = None, stdin: bool = False, emit: str = "bin"):
+    def compile_job(self, text: bytes, *, extra: list[str] | None = None, stdin: bool = False, emit: str = "bin",
+                    env: dict | None = None):
         extra = extra or []
         files = {"out.bin": SENTINEL}
         if stdin:
-            return self.run(["-", "-o", "out.bin", f"--emit={emit}", *extra], files, stdin=text)
+            return self.run(["-", "-o", "out.bin", f"--emit={emit}", *extra], files, stdin=text, env=env)
         files["in.mlir"] = text
-        return self.run(["in.mlir", "-o", "out.bin", f"--emit={emit}", *extra], files)
+        return self.run(["in.mlir", "-o", "out.bin", f"--emit={emit}", *extra], files, env=env)
 
     # -- targets -----------------------------------------------------------
 
@@ -1965,6 +1971,10 @@ class Fuzzer:
             v = judge(res, tool="compile", out_name="out.bin", source=text)
             if v.ok and rng.random() < 0.3:
                 self.check_line_endings(stats, text, res)
+            if v.ok and rng.random() < 0.2:
+                self.check_ssa_names(stats, text, res)
+            if v.ok and res["rc"] == 0 and rng.random() < 0.1:
+                self.check_table_symbols(stats, gm, text, res)
             if v.ok and res["rc"] == 0:
                 sb = read(res["files"]["out.bin"])
                 names = [p.name for p in sb.programs]
@@ -1997,6 +2007,80 @@ class Fuzzer:
                     v3 = Verdict(False, "roundtrip", "the printed IR does not compile to the same seq.bin: "
                                  + r3["stderr"][:300])
                 self.record(stats, r3, v3, "x.mlir", ir, {"tool": "compile", "from": "emit-mlir"})
+
+    def check_ssa_names(self, stats: Stats, text: bytes, res: dict) -> None:
+        """The module with its SSA names (not the arguments, which name
+        tensors) respelt with ``_<digits>`` suffixes (``%_1``, ``%a_3``,
+        ``%x_0_2``: issue 26 item 6) must compile to the same programs,
+        tables and tensor names, or fail with the same messages (the
+        columns may move)."""
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        how = self.rng.choice(sorted(SSA_STYLES))
+        variant = respell_ssa_names(text.decode(), SSA_STYLES[how]).encode()
+        r2 = self.compile_job(variant, env={"FETCHC_NO_CACHE": "1"})  # the compiler, not a cache hit
+        v = judge(r2, tool="compile", out_name="out.bin", source=variant)
+        if v.ok:
+            if r2["rc"] != res["rc"]:
+                v = Verdict(False, "ssa-names", f"{how}: exit {r2['rc']} where the original exits {res['rc']}: "
+                            + (r2["stderr"] or "(no diagnostic)")[:300])
+            elif res["rc"] == 0:
+                a, b = read(res["files"]["out.bin"]), read(r2["files"]["out.bin"])
+                names = [[[t.name for t in k.tensors] for k in x.manifest.kernels] for x in (a, b)]
+                if (a.programs, a.tables, names[0]) != (b.programs, b.tables, names[1]):
+                    v = Verdict(False, "ssa-names", f"{how}: other programs, tables or tensor names")
+            else:
+                msgs = [[m[3] for m in self._ERR_HEAD.findall(r["stderr"])] for r in (res, r2)]
+                if len(msgs[0]) != len(msgs[1]):
+                    v = Verdict(False, "ssa-names", f"{how}: diagnostics {msgs[1][:2]} where the original gives "
+                                f"{msgs[0][:2]}")
+        stats.notes["ssa-names"] += 1
+        self.record(stats, r2, v, "x.mlir", variant, {"tool": "compile", "ssa-names": how})
+
+    TABLE_SYMBOLS = ("f4E2M1FN_to_f8E4M3FN", "f4E2M1FN_to_f8E5M2", "f8E4M3FN_to_bf16", "f8E5M2_to_bf16",
+                     "gelu_f8E4M3FN", "silu_i8", "exp_bf16")  # fmt: skip
+
+    def check_table_symbols(self, stats: Stats, gm: GenModule, text: bytes, res: dict) -> None:
+        """The module with its first kernel named like a table symbol
+        ``fetch-to-seq`` makes (issue 26 item 7) must compile with
+        ``--verify-each`` to the same programs (but their names) and tables,
+        and its ``--emit=seq`` output (with locations) must compile back,
+        with no pass, to the same bytes (``table-symbols``)."""
+        from fetchc.seqbin import read  # noqa: PLC0415
+
+        first = gm.funcs[0].name
+        used = [f"{t.in_dtype.name}_to_{t.out_dtype.name}" if t.function is None else f"{t.function}_{t.in_dtype.name}"
+                for t in read(res["files"]["out.bin"]).tables]  # fmt: skip
+        symbol = self.rng.choice(used or list(self.TABLE_SYMBOLS))  # a table the module makes: they would collide
+        variant = re.sub(rf"@{first}\b", f"@{symbol}", text.decode()).encode()
+        env = {"FETCHC_NO_CACHE": "1"}
+        r2 = self.compile_job(variant, extra=["--verify-each"], env=env)
+        v = judge(r2, tool="compile", out_name="out.bin", source=variant)
+        if v.ok and r2["rc"] != 0:
+            v = Verdict(False, "table-symbols", f"{symbol}: exit {r2['rc']}: {r2['stderr'][:300]}")
+        elif v.ok:
+            a, b = read(res["files"]["out.bin"]), read(r2["files"]["out.bin"])
+            renamed = [p.name.replace(f"{symbol}/", f"{first}/", 1) for p in b.programs]
+            if a.tables != b.tables or [p.name for p in a.programs] != renamed or [
+                    dataclasses.replace(p, name="") for p in a.programs] != [
+                    dataclasses.replace(p, name="") for p in b.programs]:  # fmt: skip
+                v = Verdict(False, "table-symbols", f"{symbol}: other programs or tables")
+        self.record(stats, r2, v, "x.mlir", variant, {"tool": "compile", "table-symbols": symbol})
+        if not v.ok:
+            return
+        r3 = self.compile_job(variant, emit="seq", extra=["--mlir-print-debuginfo"], env=env)
+        v3 = judge(r3, tool="compile", out_name="out.bin", emit="seq")
+        if v3.ok and r3["rc"] == 0:
+            r4 = self.compile_job(r3["files"]["out.bin"], extra=["-p", "", "--verify-each"], env=env)
+            v3 = judge(r4, tool="compile", out_name="out.bin")
+            if v3.ok and (r4["rc"] != 0 or r4["files"].get("out.bin") != r2["files"]["out.bin"]):
+                v3 = Verdict(False, "table-symbols", f"{symbol}: --emit=seq does not compile back to the same "
+                             "seq.bin: " + r4["stderr"][:300])
+            r3 = r4
+        elif v3.ok:
+            v3 = Verdict(False, "table-symbols", f"{symbol}: --emit=seq failed: {r3['stderr'][:300]}")
+        stats.notes["table-symbols"] += 1
+        self.record(stats, r3, v3, "x.mlir", variant, {"tool": "compile", "table-symbols": symbol, "from": "emit-seq"})
 
     _ERR_HEAD = re.compile(r"^(?:[^\n:]*):(\d+):(\d+): (error|warning|note): (.*)$", re.MULTILINE)
 

@@ -129,14 +129,56 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}" if v >= 100 else f"{v:.5f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def table_parameters(key: str):
+    """The argparse ``type`` of ``--i8`` / ``--i16``: ``"SCALE,ZP"`` as
+    ``(scale, zero_point)`` of a table that can exist (hardware.md §2.1b,
+    the rules of ``fetchc.target.functions``: a finite, non-zero, normal
+    ``f32`` scale; a zero point in the key type's range).  Anything else is
+    an ``argparse.ArgumentTypeError`` saying why (argparse: one usage line,
+    exit status 2)."""
+    t = BY_NAME[key]
+    lo, hi = functions.zero_point_range(t)
+
+    def parse(text: str) -> tuple[float, int]:
+        parts = text.split(",")
+        if len(parts) != 2:
+            raise argparse.ArgumentTypeError(f"{text!r} is not SCALE,ZP (two numbers, e.g. 0.0625,0)")
+        try:
+            scale = float(parts[0])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"the scale {parts[0]!r} is not a number") from None
+        try:
+            zp = int(parts[1])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"the zero point {parts[1]!r} is not an integer") from None
+        problem = functions.scale_problem(scale)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(
+                f"the scale {parts[0].strip()} {problem}: a table's scale is a finite, non-zero, normal f32 "
+                "(hardware.md §2.1b)"
+            )
+        if not lo <= zp <= hi:
+            raise argparse.ArgumentTypeError(
+                f"the zero point {zp} is outside the {key} range [{lo}, {hi}]: it is a key value (hardware.md §2.1b)"
+            )
+        return scale, zp
+
+    return parse
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (``--i8``, ``--i16``: :func:`table_parameters`)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--i8", default="0.0625,0", help="SCALE,ZP of the i8 tables")
-    ap.add_argument("--i16", default="0.0009765625,0", help="SCALE,ZP of the i16 tables")
+    ap.add_argument("--i8", type=table_parameters("i8"), default="0.0625,0", help="SCALE,ZP of the i8 tables")
+    ap.add_argument("--i16", type=table_parameters("i16"), default="0.0009765625,0",
+                    help="SCALE,ZP of the i16 tables")  # fmt: skip
     ap.add_argument("--markdown", action="store_true", help="a markdown table (docs/hardware.md)")
-    a = ap.parse_args(argv)
-    parse = lambda s: (float(s.split(",")[0]), int(s.split(",")[1]))
-    result = rows(parse(a.i8), parse(a.i16))
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    result = rows(a.i8, a.i16)
     head = ("fn", "key", "table max ulp", "table > ½", "f32 VE max ulp", "f32 VE > ½", "keys", "ftz")
     if a.markdown:
         print("| " + " | ".join(head) + " |")

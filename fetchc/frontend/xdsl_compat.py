@@ -31,6 +31,14 @@ names what to offer upstream:
   (:mod:`fetchc.frontend.structural`) has accepted the op, which needs the
   op definition and custom verifier that ``irdl_op_definition`` keeps in a
   closure (:func:`irdl_parts`).  Upstream: keep them on the class.
+* **Name hints: never the empty name.**  xDSL 0.75 keeps an SSA value's or
+  block's name without a trailing ``_<digits>`` (``%a_1`` is ``a``), so
+  ``%_1``, legal MLIR, leaves the name ``""``, which the same setter refuses
+  when a rewrite copies it to another value (every pass that replaces an op:
+  ``ValueError: Invalid OpResult name format``).  Patched in
+  ``IRWithName.extract_valid_name``: a name that is nothing but its suffix
+  is no name (``None``), as the printer already shows it (``%0``).
+  Upstream: ``return name[: match.start()] or None``.
 * :func:`release_erased`: an erased op's ``results`` are dropped, so that
   the op and its results (a reference cycle) are freed without the cyclic
   collector, which fetchc pauses during a compile.  Upstream:
@@ -47,7 +55,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-from xdsl.ir import Block, BlockArgument, ErasedSSAValue, Operation, OpResult, SSAValues
+from xdsl.ir import Block, BlockArgument, ErasedSSAValue, IRWithName, Operation, OpResult, SSAValues
 from xdsl.parser import Parser
 from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -112,6 +120,21 @@ if getattr(MLIRLexer, "_whitespace_regex", None) is not None and (
     MLIRLexer._whitespace_regex.pattern == _XDSL_WHITESPACE_PATTERN
 ):
     MLIRLexer._whitespace_regex = _MLIR_WHITESPACE_RE
+
+
+# xDSL 0.75 strips a trailing `_<digits>` from a name hint, so `%_1` (legal
+# MLIR) leaves "", which its own setter then refuses when a rewrite copies the
+# hint to another value.  A name that is only a suffix is no name.
+_xdsl_extract_valid_name = IRWithName.__dict__["extract_valid_name"].__func__
+
+
+def _extract_valid_name(cls: type[IRWithName], name: str | None) -> str | None:
+    """xDSL's ``extract_valid_name``, but ``None`` where it would keep ``""``."""
+    return _xdsl_extract_valid_name(cls, name) or None
+
+
+if getattr(_xdsl_extract_valid_name, "__qualname__", "") == "IRWithName.extract_valid_name":
+    IRWithName.extract_valid_name = classmethod(_extract_valid_name)  # type: ignore[assignment]  # overloads of the original
 
 
 class PatchedParser(Parser):

@@ -18,9 +18,11 @@ memref's own shape unless said otherwise:
   (``np.load`` gives them back as raw void items, and the file does not say
   which ``ml_dtypes`` type wrote them): raw bits, read as the memref's type
   like ``uint8`` bits (for 4-bit types the byte must hold one code, 0-15).
-  An array of another 8-bit float type (an ``ml_dtypes.float8_e5m2`` array,
-  or an ``.npy`` file of one: descriptor ``'<f1'``) given for an
-  ``f8E4M3FN`` tensor is a type error, never read as bits;
+  An ``ml_dtypes`` array of another type in memory (``float8_e5m2``, or
+  ``float8_e4m3fn`` and ``int4``, whose numpy kind is void too) or an
+  ``.npy`` file of ``float8_e5m2`` (descriptor ``'<f1'``) given for a
+  tensor of another type is a type error naming its dtype, never read as
+  bits;
 * 4-bit tensors (``i4``, ``f4E2M1FN``): one code per element, ``uint8``
   0-15 (for ``i4`` also ``int8`` -8..7), **or** packed two per byte as
   checkpoints store them: ``uint8`` with the last dim halved (an even last
@@ -101,6 +103,7 @@ __all__ = [
     "place_slices",
     "read_files",
     "scalar_value",
+    "shared_bytes",
     "slice_images",
     "split_slices",
     "whole_spec",
@@ -213,9 +216,22 @@ def _given(a: Any) -> str:
 
 
 def _dtype_name(dt: np.dtype) -> str:
-    if dt.kind == "V":
+    """A dtype as the user knows it: ``float8_e4m3fn``, ``bfloat16`` for an
+    ``ml_dtypes`` type (whose ``str`` is ``<V1``), ``|V1`` for raw void
+    items (``np.save`` of such an array), ``>f4`` for a foreign byte
+    order, else numpy's name."""
+    if _is_raw_void(dt):
         return dt.str  # '|V1'
+    if dt.kind == "V" or _is_ml_dtype(dt):
+        return dt.name
     return str(dt) if dt.isnative else dt.str
+
+
+def _is_raw_void(dt: np.dtype) -> bool:
+    """Void items whose type is lost (``np.save`` of an ``ml_dtypes`` array
+    reads back as ``|V1``): raw bits.  An ``ml_dtypes`` array in memory
+    (``float8_e4m3fn``: kind ``V`` too) has a type, and is not."""
+    return dt.kind == "V" and dt.type is np.void
 
 
 def accepted_forms(spec: TensorSpec) -> list[str]:
@@ -281,7 +297,7 @@ def _form(spec: TensorSpec, shape: tuple[int, ...], dt: np.dtype) -> str | None:
     if e.is_subbyte:
         if dt == own:
             return "own" if shape == want else None
-        if dt == np.uint8 or (dt.kind == "V" and dt.itemsize == 1):
+        if dt == np.uint8 or (_is_raw_void(dt) and dt.itemsize == 1):
             if shape == want:
                 return "codes"
             halved = want[:-1] + (want[-1] // 2,) if want and want[-1] % 2 == 0 else None
@@ -291,7 +307,7 @@ def _form(spec: TensorSpec, shape: tuple[int, ...], dt: np.dtype) -> str | None:
         return None
     if dt == own:
         return "own"
-    if dt == np.dtype(UINT[own.itemsize]) or (dt.kind == "V" and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
+    if dt == np.dtype(UINT[own.itemsize]) or (_is_raw_void(dt) and dt.itemsize == own.itemsize and _is_ml_dtype(own)):
         return "bits"
     return None
 
@@ -384,7 +400,7 @@ def _scalar_array(name: str, v: np.ndarray) -> np.float32:
     dt = _native(v.dtype)
     if dt == np.dtype(np.float32):
         return np.float32(v.astype(dt)[()])
-    if dt == np.dtype(np.uint32) or (dt.kind == "V" and dt.itemsize == 4):
+    if dt == np.dtype(np.uint32) or (_is_raw_void(dt) and dt.itemsize == 4):
         return cast(np.float32, np.array(v.astype(dt) if dt.kind != "V" else v).view(np.float32)[()])
     raise InputError(
         f"scalar {name!r} (f32) given as an array of dtype {_dtype_name(v.dtype)}: an array is read as an f32 "
@@ -856,18 +872,38 @@ def _place_agreeing(image: np.ndarray, spec: TensorSpec, stack: np.ndarray, earl
             raise _alias_error(spec, earlier, width, lo + b, bits, s0 + s if image.shape[0] > 1 else None, old, new)
 
 
+def shared_bytes(a: TensorSpec, b: TensorSpec, within: tuple[int, int] | None = None) -> tuple[int, int, int] | None:
+    """The DM bytes whose bits both placements hold (explicit placements
+    that alias, ir.md §2a; a 4-bit tensor shares a byte with another only
+    where their nibbles meet), within ``within`` (``[lo, hi)``) when given:
+    ``(first, one past the last, how many)``, or ``None`` when they share
+    none.  Addresses are one slice's (the placement of every slice)."""
+    ea, eb = _extent(a), _extent(b)
+    if ea is None or eb is None or not (ea[0] < eb[1] and eb[0] < ea[1]):
+        return None
+    width = max(ea[1], eb[1])
+    both = _bit_mask(a, width) & _bit_mask(b, width)
+    if within is not None:
+        both[: max(0, within[0])] = 0
+        both[max(0, within[1]) :] = 0
+    nz = np.flatnonzero(both)
+    if nz.size == 0:
+        return None
+    return int(nz[0]), int(nz[-1]) + 1, int(nz.size)
+
+
 def _alias_error(
     spec: TensorSpec, earlier: Sequence[TensorSpec], width: int, addr: int, bits: int, slice_: int | None,
     old: int, new: int,
 ) -> InputError:  # fmt: skip
     """The error for aliased tensors that disagree at byte ``addr``."""
-    mine = _bit_mask(spec, width)
     other = next(t for t in earlier if _bit_mask(t, width)[addr] & bits)
-    both = np.flatnonzero(_bit_mask(other, width) & mine)
+    shared = shared_bytes(other, spec)
+    assert shared is not None  # they differ at a shared byte
     where = f"DM byte {addr}" + (f" of slice {slice_}" if slice_ is not None else "")
     part = "" if bits == 0xFF else f" (the bits 0x{bits:02x} both write)"
     return InputError(
-        f"tensors {other.name!r} and {spec.name!r} share DM bytes [{int(both[0])}, {int(both[-1]) + 1}) (their "
+        f"tensors {other.name!r} and {spec.name!r} share DM bytes [{shared[0]}, {shared[1]}) (their "
         f"placements alias: views of one buffer), but the values given for them differ there: {where} is "
         f"0x{old:02x} in {other.name!r} and 0x{new:02x} in {spec.name!r}{part}; give values that agree on the "
         "shared bytes"

@@ -108,7 +108,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from fetchc.diagnostics import DiagnosticError, DiagnosticWarning
+from fetchc.diagnostics import Diagnostic, DiagnosticError, DiagnosticWarning
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
@@ -131,6 +131,7 @@ from fetchc.golden.inputs import (
     place_slices,
     read_files,
     scalar_value,
+    shared_bytes,
     slice_images,
     whole_spec,
 )
@@ -366,6 +367,8 @@ def simulate_with_args(
     kernels = sim_kernels(sb, values, program)
     values = _read_within_budget(sb, kernels, values, program)
     for kernel in kernels:
+        _warn_committed_aliases(sb, kernel, keys, set(values), program)
+    for kernel in kernels:
         images = kernel_image(kernel, values)  # one kernel at a time
         lead = (kernel.slices,) if kernel.slices > 1 else ()
         for kp in kernel.programs:
@@ -375,6 +378,50 @@ def simulate_with_args(
             arr = sim.simulate_slices(sb.programs[kp.index], sb.tables, images, name=key, **kw)
             out[key] = arr.reshape(lead + kp.shape)
     return {k: out[k] for k in keys if k in out}
+
+
+def _manifest_loc(text: str) -> tuple[str, int, int] | None:
+    """A MANIFEST ``loc`` (``file:line:col``, else an op path) as a
+    diagnostic location."""
+    parts = text.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    return None
+
+
+def _warn_committed_aliases(
+    sb: SeqBin, kernel: Kernel, keys: Sequence[str], given: set[str], program: str | None
+) -> None:
+    """``fetchc sim --arg`` runs programs, not commits: where a committed
+    tensor's placement aliases a given tensor a program reads, the kernel
+    itself (and ``fetchc run``) reads what the commit wrote once the commit
+    has come, not the values given.  Warn (:class:`DiagnosticWarning` at the
+    program's MANIFEST location), once for each pair, naming both tensors
+    and the bytes (:func:`~fetchc.golden.inputs.shared_bytes` within what
+    the program reads)."""
+    import warnings
+
+    warned: set[tuple[str, str]] = set()
+    for kp in kernel.programs:
+        name = keys[kp.index]
+        x = kernel.tensors[kp.tensor]
+        if (program is not None and name != program) or x.name not in given:
+            continue
+        for o in kernel.tensors:
+            if not o.committed or o.name == x.name or (o.name, x.name) in warned:
+                continue
+            shared = shared_bytes(tensor_spec(o), tensor_spec(x), _program_bytes(sb.programs[kp.index]))
+            if shared is None:
+                continue
+            warned.add((o.name, x.name))
+            lo, hi, n = shared
+            message = (
+                f"tensor '{x.name}' shares DM bytes [{lo}, {hi}) ({n} bytes) with tensor '{o.name}', which "
+                f"@{kernel.name} commits: once that commit has come, program {name} reads what it wrote there, not "
+                f"the values given for '{x.name}'; fetchc sim runs the programs only, on the values given (fetchc "
+                "run runs the commits too)"
+            )
+            warnings.warn(DiagnosticWarning(Diagnostic("warning", message, _manifest_loc(kp.loc))), stacklevel=3)
 
 
 # --------------------------------------------------------------------------
@@ -499,6 +546,49 @@ class _Runner:
                 out.append(t)
         return out
 
+    def _warn_overwritten_inputs(self, given: set[str]) -> None:
+        """A committed tensor whose placement aliases a given input that a
+        later program reads overwrites the input's bytes first: the values
+        given there are not used.  Warn (:class:`DiagnosticWarning` at the
+        program, a note at the commit), once for each pair, naming both
+        tensors and the bytes (:func:`~fetchc.golden.inputs.shared_bytes`
+        within what the program reads).  Overlapping explicit placements
+        stay legal views (ir.md §2a)."""
+        import warnings
+
+        committed: list[tuple[CommitOp, ManifestTensor]] = []
+        warned: set[tuple[str, str]] = set()
+        for op in self.body:
+            if isinstance(op, CommitOp):
+                committed.append((op, self.tensor_of(op.dest, op)))
+                continue
+            if not isinstance(op, ProgramOp):
+                continue
+            x = self.tensor_of(op.source, op)
+            if x.name not in given:
+                continue
+            name = self.keys[self.program_ops[op]]
+            reach = _program_bytes(self.sb.programs[self.program_ops[op]])
+            for commit, o in committed:
+                if o.name == x.name or (o.name, x.name) in warned:
+                    continue
+                shared = shared_bytes(tensor_spec(o), tensor_spec(x), reach)
+                if shared is None:
+                    continue
+                warned.add((o.name, x.name))
+                lo, hi, n = shared
+                d = op_error(
+                    self.fn,
+                    f"tensor '{x.name}' shares DM bytes [{lo}, {hi}) ({n} bytes) with tensor '{o.name}', which is "
+                    f"committed before program {name} reads '{x.name}': the values given for '{x.name}' there are "
+                    f"not used (the program reads what the commit wrote; placements that alias are views of one "
+                    "buffer)",
+                    [(commit, f"tensor '{o.name}' is committed here")],
+                    severity="warning",
+                )
+                d.loc = location_of(op.location) or d.loc
+                warnings.warn(DiagnosticWarning(d), stacklevel=3)
+
     # ---- execution --------------------------------------------------------
 
     def run(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -523,6 +613,7 @@ class _Runner:
         for s in self.kernel.scalars:
             env[block.args[s.arg]] = scalar_value(s.name, values[s.name])
         given = {t.name for t in inputs}
+        self._warn_overwritten_inputs(given)
         image = kernel_image(self.kernel, {n: v for n, v in values.items() if n in given})
         reads_after = self._reads_after()
         outputs: dict[str, np.ndarray] = {}

@@ -4,7 +4,8 @@ As mlir-aie's ``AIETargetNPU`` does for its register ops, this walks the
 typed ``fetch_seq`` ops and packs their fields; it decides nothing.
 ``fetch-to-seq`` and the ``fetch_seq`` verifiers guarantee what it relies on:
 every program's fields are a legal record, each distinct table is one
-``fetch_seq.table``.  Programs are taken in walk order (functions in file
+``fetch_seq.table`` of its module (kernels in nested modules have their
+own, and a table two modules hold is written once).  Programs are taken in walk order (functions in file
 order, programs within a function in order) and tables in order of first use.
 
 The MANIFEST (seqbin.md, ir.md §2a) is read off the IR as well
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import struct
 
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -31,7 +32,16 @@ from fetchc.dialects.fetch_seq import ProgramOp, TableOp
 from fetchc.dialects.rngd import CommitOp, ScratchOp
 from fetchc.dialects.shared import memref_layout_of
 from fetchc.frontend.locations import loc_text, op_error
-from fetchc.kernel import DM_BASE_ATTR, arg_attribute, kernel_slices, kernels, scratch_names, slice_dim, tensor_names
+from fetchc.kernel import (
+    DM_BASE_ATTR,
+    arg_attribute,
+    int_value,
+    kernel_slices,
+    kernels,
+    scratch_names,
+    slice_dim,
+    tensor_names,
+)
 from fetchc.kernel import spelled as _spelled
 from fetchc.rewriting import walk
 from fetchc.seqbin.format import Program, SeqBin, SeqBinError, Table
@@ -101,6 +111,7 @@ def _lowering_hint(module: ModuleOp) -> str:
 def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
     tables: list[Table] = []
     table_index: dict[Operation, int] = {}
+    by_record: dict[Table, int] = {}
     programs: list[Program] = []
     program_ops: list[ProgramOp] = []
     for op in walk(module):
@@ -117,9 +128,12 @@ def _collect(module: ModuleOp) -> tuple[SeqBin, list[ProgramOp]]:
         index = None
         table = op.table_op()
         if table is not None:
-            if table not in table_index:
-                table_index[table] = len(tables)
-                tables.append(table_record(table))
+            if table not in table_index:  # each distinct table once (kernels of nested modules have their own ops)
+                record = table_record(table)
+                if record not in by_record:
+                    by_record[record] = len(tables)
+                    tables.append(record)
+                table_index[table] = by_record[record]
             index = table_index[table]
         programs.append(program_record(op, index))
         program_ops.append(op)
@@ -256,6 +270,7 @@ def _dm_base(f: FuncOp, arg: BlockArgument) -> int:
             op_error(f, f"argument {_spelled(arg)} has no {DM_BASE_ATTR}: run fetch-place-dm (in the "
                      "default pipeline) or place it with {rngd.dm_base = N : i64}")
         )  # fmt: skip
-    if not isinstance(value, IntegerAttr):
+    base = int_value(value)
+    if base is None:
         raise DiagnosticError(op_error(f, f"argument {_spelled(arg)}: {DM_BASE_ATTR} must be an integer, not {value}"))
-    return value.value.data
+    return base

@@ -263,7 +263,7 @@ def test_memory_error_in_an_atexit_handler_is_not_printed(tmp_path):
         "    raise MemoryError\n"
         "atexit.register(handler)\n"
         "sys.argv = ['fetchc', '--version']\n"
-        "from fetchc.cli import entry\n"
+        "from fetchc.command import entry\n"  # the console script's form: fetchc owns the process
         "entry()\n"
     )
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -70,15 +70,26 @@ def test_the_ops_a_pass_erases_are_freed_without_the_collector():
     """The driver releases what fetchc's passes erase (xdsl_compat.release_erased):
     with the collector paused, the erased fetch ops are gone after the
     pipeline."""
+    from fetchc.process import gc_is_paused
+
     text = distinct_module(12, seed=5)[0]
     ctx = make_context()
-    with gc_paused():
-        module = parse_module(ctx, text, "x.mlir")
-        fetches = [weakref.ref(op) for op in walk(module) if op.name == "fetch.fetch"]
-        result = run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE)))
-        assert result.ok
-        assert not gc.isenabled()
-        assert fetches and all(ref() is None for ref in fetches)
+    collections: list[str] = []
+
+    def seen(phase: str, info: dict) -> None:
+        collections.append(phase)
+
+    gc.callbacks.append(seen)
+    try:
+        with gc_paused():
+            module = parse_module(ctx, text, "x.mlir")
+            fetches = [weakref.ref(op) for op in walk(module) if op.name == "fetch.fetch"]
+            result = run_pipeline(module, ctx, parse_pipeline(",".join(DEFAULT_PIPELINE)))
+            assert result.ok
+            assert gc_is_paused() and collections == []  # no collection ran (the pause: test_gc_pause.py)
+            assert fetches and all(ref() is None for ref in fetches)
+    finally:
+        gc.callbacks.remove(seen)
 
 
 def _lowered(text: str):
@@ -347,17 +358,20 @@ def test_direct_accessors_fail_as_xdsls_do():
 
 
 def _exit_script(plain: bool, args: list[str]) -> str:
-    """The fetchc command (cli.entry) with an atexit handler and a
-    non-daemon thread that both print; ``plain``: leaving through the
-    interpreter's own exit instead of cli._leave."""
+    """The fetchc command as its console script runs it (``entry`` from
+    fetchc.command: fetchc owns the process, so a success ends with
+    cli._leave) with an atexit handler and a non-daemon thread that both
+    print; ``plain``: leaving through the interpreter's own exit instead of
+    cli._leave."""
     return (
         "import atexit, sys, threading, time\n"
         "atexit.register(lambda: print('atexit ran'))\n"
         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread joined'))).start()\n"
         f"sys.argv = ['fetchc', *{args!r}]\n"
         "from fetchc import cli\n"
+        "from fetchc.command import entry\n"
         + ("cli._leave = lambda: sys.exit(0)\n" if plain else "")
-        + "cli.entry()\n"
+        + "sys.exit(entry())\n"
     )
 
 

@@ -225,10 +225,13 @@ def test_an_invalid_op_a_pass_creates_is_reported_without_verify_each():
 
 
 def test_gc_paused_restores_the_collector():
+    """(The pause's rule across threads: test_gc_pause.py.)"""
     assert gc.isenabled()
+    before = gc.get_threshold()
     with gc_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
+        assert gc.isenabled()  # the host's switch is never touched
+        assert gc.get_threshold()[0] > 1 << 30  # no automatic collection starts
+    assert gc.isenabled() and gc.get_threshold() == before
     with pytest.raises(RuntimeError):
         with gc_paused():
             raise RuntimeError("boom")

@@ -156,9 +156,26 @@ def xdsl_pipeline(spec: str) -> tuple[str, list[int]]:
             f"the pipeline is anchored on '{m.group(1)}', but fetchc compiles a builtin.module and its "
             "passes run on the whole module: write builtin.module(PASS,PASS{option=value})"
         )
+    elements, i = _pipeline_elements(spec, m.end(), bad)
+    if i >= len(spec):
+        raise bad("missing ')' at the end of builtin.module(...)")
+    if spec[i + 1 :].strip():
+        raise bad(f"unexpected text after builtin.module(...): '{spec[i + 1 :].strip()}'", i + 1)
+    if i == m.end():
+        return "", [1]  # builtin.module(): no pass
+    text, cols = _pipeline_text(spec, elements, bad)
+    cols.append(i + 1)  # one past the end: the ')'
+    return "".join(text), cols
+
+
+def _pipeline_elements(spec: str, begin: int, bad) -> tuple[list[tuple[int, int]], int]:
+    """The elements of ``builtin.module(...)`` whose first character is at
+    ``begin``: (start, end) of each, split at the commas outside braces and
+    quotes, and the index of the closing ``)`` (``len(spec)`` when there is
+    none).  ``bad(why, at)`` makes the error of a nested pipeline."""
     # the elements: (start, end) of each, split at the commas outside braces and quotes
     elements: list[tuple[int, int]] = []
-    depth, quote, start, i = 0, False, m.end(), m.end()
+    depth, quote, start, i = 0, False, begin, begin
     while i < len(spec):
         c = spec[i]
         if quote:
@@ -182,12 +199,13 @@ def xdsl_pipeline(spec: str) -> tuple[str, list[int]]:
                 i,
             )
         i += 1
-    if i >= len(spec):
-        raise bad("missing ')' at the end of builtin.module(...)")
-    if spec[i + 1 :].strip():
-        raise bad(f"unexpected text after builtin.module(...): '{spec[i + 1 :].strip()}'", i + 1)
-    if i == m.end():
-        return "", [1]  # builtin.module(): no pass
+    return elements, i
+
+
+def _pipeline_text(spec: str, elements: list[tuple[int, int]], bad) -> tuple[list[str], list[int]]:
+    """The ``xdsl-opt`` spelling of the ``elements`` of a ``builtin.module(...)``
+    pipeline, in pieces, and the 1-based column in ``spec`` of each of its
+    characters (:func:`xdsl_pipeline`)."""
     text: list[str] = []
     cols: list[int] = []
     for k, (first, last) in enumerate(elements):
@@ -221,8 +239,7 @@ def xdsl_pipeline(spec: str) -> tuple[str, list[int]]:
             cols.extend(range(word_at + 1, word_at + len(word) + 1))
         text.append("}")
         cols.append(close + 1)
-    cols.append(i + 1)  # one past the end: the ')'
-    return "".join(text), cols
+    return text, cols
 
 
 def _leading_space(text: str, at: int) -> int:

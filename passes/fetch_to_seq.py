@@ -34,6 +34,7 @@ from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
+from fetchc.kernel import program_name
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.target import functions
 
@@ -204,7 +205,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
         index = 0
         for op in walk(fn):
             if isinstance(op, FetchOp):
-                names[op] = f"{kernel}/{index}"
+                names[op] = program_name(kernel, index)
                 index += 1
         if index and kernel in owner_of:
             raise PassError(

@@ -20,9 +20,11 @@ import re
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import fetchc
 from fetchc import api, cachedir, compile_cache
@@ -30,6 +32,7 @@ from fetchc.cli import main
 from fetchc.compile_cache import Compiled, KernelCache
 from fetchc.diagnostics import Diagnostic, DiagnosticError
 
+from modgen import PROPERTY, modules
 from samples import DECODE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -249,6 +252,26 @@ def test_the_reported_names_are_the_inputs_own(monkeypatch):
         result = fetchc.compile(SPELLINGS[case][0], filename="in.mlir", cache=True)
         assert (cache.hits, cache.misses) == (0, 1)  # the two kernels share one compile
         assert [[t.name for t in k.tensors] for k in result.seqbin.manifest.kernels] == names
+
+
+_RANDOM_CACHE = KernelCache()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(gm=modules(max_chains=1, profile=replace(PROPERTY, dress_args=True, funcs=(1, 2, 3))))
+def test_random_modules_compile_as_without_the_cache(gm):
+    """Random modules (test/support/modgen.py) whose arguments carry bare,
+    quoted and nested attribute dictionaries and ``_<digits>`` SSA names,
+    compiled through one cache, then again with their functions renamed
+    (every kernel a hit): the uncached outcome, bytes or every diagnostic."""
+    saved = api._CACHE
+    api._CACHE = _RANDOM_CACHE
+    try:
+        for text in (gm.text, gm.text.replace("@k", "@renamed_k")):
+            got = _outcome(lambda t=text: fetchc.compile(t, filename="r.mlir", cache=True).seq_bin)
+            assert got == _plain(text, "r.mlir")
+    finally:
+        api._CACHE = saved
 
 
 def test_kernels_equal_up_to_names_compile_once(through):

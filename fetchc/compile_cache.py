@@ -569,18 +569,19 @@ class KernelCache:
         key cannot write (:class:`~fetchc.irkey.Unkeyable`)."""
         from xdsl.dialects.func import FuncOp
 
-        from fetchc.irkey import Unkeyable, kernel_key
+        from fetchc.irkey import Memo, Unkeyable, kernel_key
         from fetchc.kernel import is_kernel, tensor_names
 
         if module.attributes or any(v is not None for v in module.properties.values()):
             return None
         out = []
         common = [s.encode("utf-8", "surrogatepass") for s in (salt(), pipeline)] + [_environment()]
+        memo = Memo()
         for op in module.ops:
             if not isinstance(op, FuncOp) or not is_kernel(op):
                 return None
             try:
-                key, ops = kernel_key(op)
+                key, ops = kernel_key(op, memo)
             except (Unkeyable, RecursionError):
                 return None
             out.append(_Kernel(op, _digest(*common, key), ops, op.sym_name.data, tensor_names(op)))

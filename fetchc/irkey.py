@@ -60,7 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Data, Operation, ParametrizedAttribute, SSAValue
 
-__all__ = ["Unkeyable", "kernel_key"]
+__all__ = ["Memo", "Unkeyable", "kernel_key"]
 
 _NAME_ATTR = "rngd.name"  # fetchc.kernel.NAME_ATTR (this module imports nothing of fetchc)
 _DOUBLE = struct.Struct("<d")
@@ -72,29 +72,43 @@ class Unkeyable(Exception):
     used but not defined in the function): the cache compiles it normally."""
 
 
-def kernel_key(func: FuncOp) -> tuple[bytes, list[Operation]]:
+class Memo:
+    """Attributes already written, by identity (equal attributes such as
+    ``0.0`` and ``-0.0`` must not share an encoding), shared by the keys of
+    one module's functions (the parser shares attribute objects between
+    them); it holds the attributes, so an identity stays theirs.  Only
+    writings that do not depend on the function's name are shared."""
+
+    def __init__(self) -> None:
+        self.written: dict[int, bytes] = {}
+        self.keep: list[Attribute] = []
+
+
+def kernel_key(func: FuncOp, memo: Memo | None = None) -> tuple[bytes, list[Operation]]:
     """``(key, ops)``: the key of ``func`` (module docstring) and its ops in
     the order the key writes them (``func`` first, then pre-order: each op
     before its regions, blocks in order).  The kernel compile cache records
-    a program's location as an index into ``ops``.  Raises
+    a program's location as an index into ``ops``.  ``memo``: shared by the
+    functions of one module (only while their attributes live).  Raises
     :class:`Unkeyable`."""
-    writer = _Writer(func.sym_name.data)
+    writer = _Writer(func.sym_name.data, memo or Memo())
     return writer.function(func), writer.ops
 
 
 class _Writer:
     """One key being written: the chunks, the value and block numbers, the
-    attributes already written (by identity: equal attributes such as
-    ``0.0`` and ``-0.0`` must not share an encoding), the ops in order."""
+    attributes already written (:class:`Memo`; those whose writing names
+    the function only here), the ops in order."""
 
-    def __init__(self, own_name: str) -> None:
+    def __init__(self, own_name: str, memo: Memo) -> None:
         self.own_name = own_name
         self.out: list[bytes] = []
         self.values: dict[SSAValue, int] = {}
         self.defined: set[int] = set()
         self.blocks: dict[Block, int] = {}
-        self.memo: dict[int, bytes] = {}
-        self.keep: list[Attribute] = []  # the memo's keys stay valid while the key is written
+        self.memo = memo
+        self.local: dict[int, bytes] = {}
+        self.symbol_refs = 0  # SymbolRefAttrs written so far: their writing depends on own_name
         self.ops: list[Operation] = []
 
     # -- the IR ------------------------------------------------------------
@@ -191,9 +205,12 @@ class _Writer:
     # -- attributes and Python values --------------------------------------
 
     def attr(self, a: Attribute) -> bytes:
-        found = self.memo.get(id(a))
+        found = self.memo.written.get(id(a)) or self.local.get(id(a))
         if found is not None:
             return found
+        refs = self.symbol_refs
+        if isinstance(a, SymbolRefAttr):
+            self.symbol_refs += 1
         if isinstance(a, SymbolRefAttr) and a.root_reference.data == self.own_name:
             text = b"Z" + self.py(a.nested_references)  # a reference to this function: its name is erased
         elif isinstance(a, Data):
@@ -203,12 +220,18 @@ class _Writer:
             text = b"p" + self.cls(type(a)) + b"%d;" % len(params) + b"".join(self.py(p) for p in params)
         else:
             raise Unkeyable(f"an attribute of class {type(a).__qualname__}")
-        self.memo[id(a)] = text
-        self.keep.append(a)
+        if self.symbol_refs == refs:
+            self.memo.written[id(a)] = text
+            self.memo.keep.append(a)
+        else:
+            self.local[id(a)] = text  # holds a symbol reference: for this function only
         return text
 
     def cls(self, c: type) -> bytes:
-        return _str(f"{c.__module__}.{c.__qualname__}") + _str(str(getattr(c, "name", "")))
+        found = _CLASSES.get(c)
+        if found is None:
+            found = _CLASSES[c] = _str(f"{c.__module__}.{c.__qualname__}") + _str(str(getattr(c, "name", "")))
+        return found
 
     def py(self, x: object) -> bytes:
         writer = _PY.get(type(x))
@@ -229,6 +252,10 @@ class _Writer:
             fs = dataclasses.fields(x)
             return b"c" + self.cls(type(x)) + b"%d;" % len(fs) + b"".join(self.py(getattr(x, f.name)) for f in fs)
         raise Unkeyable(f"a value of type {type(x).__qualname__}")
+
+
+_CLASSES: dict[type, bytes] = {}
+"""The writing of each class (module, qualified name, IRDL name)."""
 
 
 def _str(s: str) -> bytes:

@@ -59,9 +59,6 @@ try:
     from fetchc import __version__
     from fetchc.diagnostics import Diagnostic, DiagnosticError
     from fetchc.escape import printable
-
-    if TYPE_CHECKING:
-        from fetchc.seqbin import SeqBin
     from fetchc.process import (
         ResourceExhausted,
         call_with_deep_stack,
@@ -73,6 +70,9 @@ try:
         memory_failure,
         stack_text,
     )
+
+    if TYPE_CHECKING:
+        from fetchc.seqbin import SeqBin
 except BaseException as _failure:  # the command shows no traceback, not even here
     try:
         _command = _started_as_command()

@@ -60,6 +60,7 @@ import os
 import re
 import struct
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -455,23 +456,26 @@ already) and emits; its diagnostics are what the caller reports."""
 class KernelCache:
     """Fragments by key: a bounded in-process LRU, backed by the cache
     directory's ``kernels/`` when ``disk`` is true, and an in-process memo
-    of whole inputs.  Thread-unsafe (one per process, used by one compile at
-    a time)."""
+    of whole inputs.  Compiles on several threads may share one: its tables
+    are changed under a lock (``hits`` and ``misses`` are counts for
+    tests and benchmarks, not exact then)."""
 
     def __init__(self, disk: bool = False) -> None:
         self.disk = disk
         self._memory: OrderedDict[str, _Entry] = OrderedDict()
         self._inputs: OrderedDict[str, tuple[SeqBin, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     # -- storage -----------------------------------------------------------
 
     def get(self, key: str) -> _Entry | None:
         """The entry stored under ``key``, or None."""
-        found = self._memory.get(key)
-        if found is not None:
-            self._memory.move_to_end(key)
-            return found
+        with self._lock:
+            found = self._memory.get(key)
+            if found is not None:
+                self._memory.move_to_end(key)
+                return found
         root = cachedir.cache_dir() if self.disk else None
         data = None if root is None else cachedir.read_entry_at(root, (_KERNELS, key[:2]), key + ".fsq", _MAGIC)
         found = None if data is None else _decode_entry(key, data)
@@ -492,27 +496,31 @@ class KernelCache:
                 _maybe_prune(root, _KERNELS)
 
     def _remember(self, key: str, entry: _Entry) -> None:
-        self._memory[key] = entry
-        self._memory.move_to_end(key)
-        while len(self._memory) > MEMORY_ENTRIES:
-            self._memory.popitem(last=False)
+        with self._lock:
+            self._memory[key] = entry
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
 
     def memo_get(self, text: str, filename: str, pipeline: str) -> tuple[SeqBin, bytes] | None:
         """``(SeqBin, bytes)`` of a compile of exactly this text, file name,
         pipeline and environment (:data:`RESULT_ENV`) that succeeded without
         any diagnostic in this process, or None."""
         key = self._memo_key(text, filename, pipeline)
-        found = self._inputs.get(key)
-        if found is not None:
-            self._inputs.move_to_end(key)
-        return found
+        with self._lock:
+            found = self._inputs.get(key)
+            if found is not None:
+                self._inputs.move_to_end(key)
+            return found
 
     def memo_put(self, text: str, filename: str, pipeline: str, result: tuple[SeqBin, bytes]) -> None:
         """Remember ``result`` for :meth:`memo_get` (only for a compile that
         reported no diagnostic)."""
-        self._inputs[self._memo_key(text, filename, pipeline)] = result
-        while len(self._inputs) > MEMORY_INPUTS:
-            self._inputs.popitem(last=False)
+        key = self._memo_key(text, filename, pipeline)
+        with self._lock:
+            self._inputs[key] = result
+            while len(self._inputs) > MEMORY_INPUTS:
+                self._inputs.popitem(last=False)
 
     @staticmethod
     def _memo_key(text: str, filename: str, pipeline: str) -> str:

@@ -205,8 +205,12 @@ class _Writer:
     # -- attributes and Python values --------------------------------------
 
     def attr(self, a: Attribute) -> bytes:
-        found = self.memo.written.get(id(a)) or self.local.get(id(a))
+        found = self.memo.written.get(id(a))
         if found is not None:
+            return found
+        found = self.local.get(id(a))
+        if found is not None:
+            self.symbol_refs += 1  # what holds it depends on the function too
             return found
         refs = self.symbol_refs
         if isinstance(a, SymbolRefAttr):

@@ -1348,9 +1348,11 @@ def _cache_variant(text: str, rng: random.Random) -> str:
     out = re.sub(r"%([A-Za-z_]\w*)", lambda m: "%" + ssa.get(m.group(1), m.group(1)), text)
     names = {f: f"{f}_{rng.randrange(100)}x" for f in funcs}
     out = re.sub(r"@(\w+)", lambda m: "@" + names.get(m.group(1), m.group(1)), out)
-    out = re.sub(r'rngd\.name" = "n(\d+)"|rngd\.name = "n(\d+)"', lambda m: m.group(0).replace('"n', '"t'), out)
+    # an rngd.name that was its argument's own SSA name (modgen.DRESSES) stays so; "n<i>" become "t<i>"
+    own = {re.sub(r"_\d+$", "", k): v for k, v in ssa.items()}
+    out = re.sub(r'(rngd\.name"? = ")([^"]*)"', lambda m: m.group(1) + own.get(m.group(2), re.sub(r"^n(?=\d+$)", "t", m.group(2))) + '"', out)
     blocks = re.findall(r"(?ms)^func\.func @.*?^}\n", out)
-    if blocks and rng.random() < 0.4:
+    if blocks and rng.random() < 0.6:
         copy = re.sub(r"^func\.func @(\w+)", lambda m: f"func.func @{m.group(1)}_copy", rng.choice(blocks), count=1)
         args = re.findall(r"%([\w$.-]+):", copy.split("\n", 1)[0])
         perm = args[:]

@@ -437,14 +437,18 @@ def test_the_key_erases_names_and_file_positions_only():
 
 
 def test_a_reference_to_the_function_itself_is_erased_with_its_name():
-    from fetchc.irkey import _Writer
     from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
 
-    w = _Writer("k")
+    from fetchc.irkey import Memo, _Writer
+
+    memo = Memo()  # shared, as by the functions of one module: a self-reference is never shared
     own, other = SymbolRefAttr("k"), SymbolRefAttr("j")
-    assert w.attr(own) != w.attr(other)
-    assert _Writer("k").attr(SymbolRefAttr("k")) == _Writer("j").attr(SymbolRefAttr("j"))
-    assert w.attr(ArrayAttr([StringAttr("k")])) != _Writer("j").attr(ArrayAttr([StringAttr("j")]))  # a string is kept
+    refs = ArrayAttr([own, other])
+    k, j = _Writer("k", memo), _Writer("j", memo)
+    assert k.attr(own) != k.attr(other)
+    assert k.attr(own) == j.attr(other)  # each its own function
+    assert k.attr(refs) != j.attr(refs)  # an array holding them: per function too
+    assert k.attr(ArrayAttr([StringAttr("k")])) != j.attr(ArrayAttr([StringAttr("j")]))  # a string is kept
 
 
 # ------------------------------------------ item 3: the environment, item 4, item 5

@@ -516,10 +516,14 @@ DRESSES = {
     "quoted": ' {{"rngd.name" = "n{i}"}}',
     "nested": " {{foo = {{rngd.name = \"z\"}}}}",
     "both": ' {{"foo.bar" = {{"rngd.name" = "q{i}"}}, rngd.name = "n{i}", x = {i} : i32}}',
+    "quoted, its own name": ' {{"rngd.name" = "{own}"}}',
+    "nested, its own name": ' {{foo = {{rngd.name = "{own}"}}}}',
     "plain": "",
 }
 """Attribute dictionaries an argument ``i`` may carry: each names it
-``n<i>`` (a name no SSA name of the generator takes) or not at all."""
+``n<i>`` (a name no SSA name of the generator takes), its own SSA name
+``own`` (so that a reader that takes the wrong name is right here, and
+wrong on a copy whose arguments are renamed), or not at all."""
 
 
 def dress(out: _Out, seed: int) -> None:
@@ -530,11 +534,14 @@ def dress(out: _Out, seed: int) -> None:
     rng = random.Random(seed)
     renames: dict[str, str] = {}
     args = []
+    choices = [*DRESSES, "quoted, its own name", "nested, its own name"]  # those two twice as often
+    theme = rng.choice(choices) if rng.random() < 0.5 else None  # every argument dressed alike
     for i, arg in enumerate(out.args):
         name, typ = arg.split(": ", 1)
         if rng.random() < 0.4:
             renames[name] = f"{name}_{rng.randrange(100)}"
-        args.append(f"{renames.get(name, name)}: {typ}{DRESSES[rng.choice(list(DRESSES))].format(i=i)}")
+        style = DRESSES[theme or rng.choice(choices)]
+        args.append(f"{renames.get(name, name)}: {typ}{style.format(i=i, own=name[1:])}")
     out.args = args
 
     def renamed(text: str) -> str:

@@ -177,7 +177,13 @@ def _field(data: bytes) -> bytes:
 
 
 def _digest(*parts: bytes) -> str:
-    return hashlib.sha256(b"".join(_field(p) for p in parts)).hexdigest()
+    """The SHA-256 of ``parts``, each with its length in front (so no two
+    lists of parts hash the same bytes)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(b"%d:" % len(p))
+        h.update(p)
+    return h.hexdigest()
 
 
 def cacheable_pipeline(passes: Sequence[ModulePass]) -> bool:

@@ -674,6 +674,8 @@ def _decode_entry(key: str, data: bytes) -> _Entry | None:
     try:
         (n,) = struct.unpack_from("<I", data, pos)
         pos += 4
+        if n > (len(data) - pos) // 4:
+            return None  # more symbols than the entry has bytes for
         symbols = []
         for _ in range(n):
             (size,) = struct.unpack_from("<I", data, pos)

@@ -227,7 +227,7 @@ def test_every_spelling_compiles_as_without_the_cache_in_process(case, through):
         assert through(warm, text) == plain, "warm"
         assert through(warm, text) == plain, "repeat"
         ok += plain[0] == "ok"
-    assert ok
+    assert ok and warm.hits + warm.misses  # the cache took some of them
 
 
 @pytest.mark.parametrize("case", SPELLINGS)

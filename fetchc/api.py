@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import ModuleOp
 
 from fetchc import compile_cache
-from fetchc.compile_cache import KernelCache
+from fetchc.compile_cache import Compiled, KernelCache
 from fetchc.diagnostics import DiagnosticError
 from fetchc.seqbin import Program, SeqBin, Table
 
@@ -131,19 +131,45 @@ def compile(
     spec = ",".join(DEFAULT_PIPELINE) if pipeline is None else pipeline
     with gc_paused():  # a compile makes little cyclic garbage: see fetchc.process.gc_paused
         if isinstance(module_or_text, str) and (compile_cache.enabled() if cache is None else cache):
-            global _CACHE
-            _CACHE = _CACHE or KernelCache()
-            text = module_or_text
-            got = _CACHE.compile(text, filename, spec, lambda t: compile_uncached(t, filename, spec)[:3])
-            if got is not None:
-                sb, data = got
-
-                def lazy() -> tuple:
-                    return compile_uncached(text, filename, spec)[1::2]
-
-                return CompileResult(seq_bin=data, seqbin=sb, _module=lazy)
+            return _compile_cached(module_or_text, filename, spec)
         sb, data, _, module = compile_uncached(module_or_text, filename, spec)
     return CompileResult(seq_bin=data, seqbin=sb, _module=module)
+
+
+def _compile_cached(text: str, filename: str, spec: str) -> CompileResult:
+    """:func:`compile` of MLIR text through the in-process kernel compile
+    cache (:meth:`KernelCache.compile_module`): parsed and checked as
+    :func:`compile_uncached` does, then only the kernels the cache does not
+    know are compiled.  Raises :class:`DiagnosticError` as
+    :func:`compile_uncached` does."""
+    from fetchc.driver import parse_pipeline
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+
+    global _CACHE
+    cache = _CACHE = _CACHE or KernelCache()
+
+    def lazy() -> tuple:
+        return compile_uncached(text, filename, spec)[1::2]
+
+    known = cache.memo_get(text, filename, spec)
+    if known is not None:
+        return CompileResult(seq_bin=known[1], seqbin=known[0], _module=lazy)
+    ctx = shared_context()
+    module = parse_module(ctx, text, filename)
+    passes = parse_pipeline(spec)
+    compiled = cache.compile_module(
+        module,
+        spec,
+        passes,
+        lambda m, checked: compile_parsed(m, ctx, passes, checked=checked),
+        lambda: parse_module(ctx, text, filename),
+    )
+    if not compiled.ok or compiled.seqbin is None or compiled.data is None:
+        raise DiagnosticError(compiled.diagnostics)
+    if not compiled.diagnostics:
+        cache.memo_put(text, filename, spec, (compiled.seqbin, compiled.data))
+    return CompileResult(seq_bin=compiled.data, seqbin=compiled.seqbin, _module=compiled.module or lazy)
 
 
 def compile_uncached(
@@ -152,20 +178,38 @@ def compile_uncached(
     """Parse (text), verify, run ``pipeline`` and serialise, without any
     cache: ``(SeqBin, bytes, warnings and remarks, residual module)``.
     Raises :class:`DiagnosticError` for any error."""
-    from fetchc.driver import parse_pipeline, run_pipeline
+    from fetchc.driver import parse_pipeline
     from fetchc.frontend.context import shared_context
     from fetchc.frontend.parsing import parse_module
-    from fetchc.kernel import write_names
-    from fetchc.seqbin.emit import emit_seqbin
 
     ctx = shared_context()
     module = parse_module(ctx, module_or_text, filename) if isinstance(module_or_text, str) else module_or_text
-    result = run_pipeline(module, ctx, parse_pipeline(pipeline))
+    compiled = compile_parsed(module, ctx, parse_pipeline(pipeline))
+    if not compiled.ok or compiled.seqbin is None or compiled.data is None:
+        raise DiagnosticError(compiled.diagnostics)
+    return compiled.seqbin, compiled.data, compiled.diagnostics, module
+
+
+def compile_parsed(module: ModuleOp, ctx, passes, *, checked: bool = False) -> Compiled:
+    """Verify (unless ``checked``: :func:`fetchc.driver.check_module` found
+    nothing already), run ``passes`` and serialise a parsed ``module``,
+    without any cache; the residual IR names every tensor (ir.md §2a, as
+    ``--emit=seq`` prints it).  Returns the :class:`~fetchc.compile_cache.Compiled`
+    outcome (every diagnostic; the ``SeqBin`` and bytes when it succeeded);
+    raises nothing for bad input."""
+    from fetchc.driver import run_pipeline
+    from fetchc.kernel import write_names
+    from fetchc.seqbin.emit import emit_seqbin
+
+    result = run_pipeline(module, ctx, passes, checked=checked)
     if not result.ok:
-        raise DiagnosticError(result.diagnostics)
-    write_names(module)  # the residual IR names every tensor (ir.md §2a), as --emit=seq prints it
-    sb, data = emit_seqbin(module)
-    return sb, data, list(result.diagnostics), module
+        return Compiled(list(result.diagnostics), module=module)
+    write_names(module)
+    try:
+        sb, data = emit_seqbin(module)
+    except DiagnosticError as e:
+        return Compiled(e.diagnostics, module=module)
+    return Compiled(list(result.diagnostics), sb, data, module)
 
 
 def run(

@@ -54,7 +54,7 @@ try:
     import json
     import stat
     from collections.abc import Callable
-    from typing import NoReturn
+    from typing import TYPE_CHECKING, NoReturn
 
     from fetchc import __version__
     from fetchc.diagnostics import Diagnostic, DiagnosticError
@@ -70,6 +70,9 @@ try:
         memory_failure,
         stack_text,
     )
+
+    if TYPE_CHECKING:
+        from fetchc.seqbin import SeqBin
 except BaseException as _failure:  # the command shows no traceback, not even here
     try:
         _command = _started_as_command()
@@ -292,22 +295,18 @@ def main_compile(argv: list[str]) -> int:
     dest = (_identities([args.input]), "seq.bin" if args.emit == "bin" else None, ", or --emit=mlir / --emit=seq")
     if not args.verify_diagnostics and _refused(args.output, *dest):
         return 1
-    repeat = _plain_compile(args)
-    if repeat is not None:  # an exact repeat, or known kernels: answered before importing xDSL
-        from fetchc.compile_cache import whole_get, whole_put
+    cached = _plain_compile(args)
+    if cached:  # an exact repeat: answered before importing xDSL
+        from fetchc.compile_cache import whole_get
 
-        found = whole_get(data, filename, repeat)
+        found = whole_get(data, filename, args.passes)
         if found is not None:
             return _write(args.output, found, *dest)
-        found = _from_kernel_cache(data, filename, repeat)
-        if found is not None:
-            whole_put(data, filename, repeat, found)
-            return _write(args.output, found, *dest)
-    status = _compile(args, data, filename, dest)
-    if status == 0 and repeat is not None and _LAST_CLEAN is not None:
+    status = _compile(args, data, filename, dest, cached)
+    if status == 0 and cached and _LAST_CLEAN is not None:
         from fetchc.compile_cache import whole_put
 
-        whole_put(data, filename, repeat, _LAST_CLEAN)
+        whole_put(data, filename, args.passes, _LAST_CLEAN)
     return status
 
 
@@ -322,14 +321,15 @@ def emit_kind(emit: str | None, output: str) -> str:
 
 
 _LAST_CLEAN: bytes | None = None
-"""The seq.bin of the last compile that printed no diagnostic (for the
-whole-input cache)."""
+"""The seq.bin of the last compile that printed no diagnostic and ran only
+fetchc's own passes (for the whole-input cache)."""
 
 
-def _plain_compile(args) -> str | None:
-    """The pipeline key of a compile the kernel compile cache may serve
-    (``--emit=bin`` without printing or checking options, the cache on), or
-    None."""
+def _plain_compile(args) -> bool:
+    """Whether the kernel compile cache may serve this compile:
+    ``--emit=bin`` without printing or checking options, the cache on.
+    (Whether the pipeline allows it is decided once it is parsed:
+    :func:`fetchc.compile_cache.cacheable_pipeline`.)"""
     from fetchc import compile_cache
 
     plain = args.emit == "bin" and not (
@@ -340,19 +340,20 @@ def _plain_compile(args) -> str | None:
         or args.no_cache
         or args.split_input_file
     )
-    if not plain or not compile_cache.enabled():
-        return None
-    return "<default>" if args.passes is None else args.passes
+    return plain and compile_cache.enabled()
 
 
-def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
+def _compile(args, data: bytes, filename: str, dest: tuple, cached: bool = False) -> int:
     """The compile proper (after reading the input): parse, verify, run the
     pipeline, emit, write ``-o`` (``dest``: the arguments of :func:`_write`
-    after the data); diagnostics on stderr.  Returns the exit status."""
+    after the data); diagnostics on stderr.  ``cached``: through the kernel
+    compile cache on disk (:meth:`fetchc.compile_cache.KernelCache.compile_module`).
+    Returns the exit status."""
     global _LAST_CLEAN
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline
+    from fetchc.compile_cache import Compiled, KernelCache, cacheable_pipeline
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, run_pipeline
     from fetchc.frontend.context import shared_context
-    from fetchc.frontend.parsing import decode_source, split_input_file
+    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
     from fetchc.frontend.render import SourceManager, render_all
     from fetchc.frontend.verify_diagnostics import check_expected
 
@@ -385,12 +386,48 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
         )
 
     ctx = shared_context()
+    cache = KernelCache(disk=True) if cached else None
+
+    def run(module, checked: bool) -> Compiled:
+        """The uncached compile of a parsed chunk: the pipeline, then the output."""
+        with _pass_prints_to_stderr(args.output):
+            result = run_pipeline(
+                module,
+                ctx,
+                passes,
+                _dump_ir("After", args) if args.print_ir_after_all else None,
+                before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
+                verify_each=args.verify_each,
+                checked=checked,
+            )
+        if not result.ok or args.verify_diagnostics:
+            return Compiled(result.diagnostics, module=module)
+        try:
+            out, warnings, sb = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+        except DiagnosticError as e:
+            return Compiled(e.diagnostics, module=module)
+        return Compiled(result.diagnostics + warnings, sb, out, module)
+
     outputs: list[bytes] = []
     failed = printed = False
     for chunk, offset in chunks:
-        out, diags = _compile_chunk(args, ctx, passes, chunk, offset, filename)
-        if out is not None:
-            outputs.append(out)
+        diags: list[Diagnostic] = []
+        module = None
+        try:
+            module = parse_module(ctx, chunk, filename, offset)
+        except DiagnosticError as e:
+            diags = e.diagnostics
+
+        if module is not None:
+            if cache is None:
+                compiled = run(module, False)
+            else:
+                compiled = cache.compile_module(
+                    module, passes_spec, passes, run, functools.partial(parse_module, ctx, chunk, filename, offset)
+                )
+            diags = compiled.diagnostics
+            if compiled.ok and compiled.data is not None:
+                outputs.append(compiled.data)
         if args.verify_diagnostics:
             failures = check_expected(diags, chunk, filename, offset)
             if failures:
@@ -406,64 +443,9 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     if args.verify_diagnostics:
         return 0
     data = b"// -----\n".join(outputs)
-    if not printed:
+    if not printed and cacheable_pipeline(passes):
         _LAST_CLEAN = data
     return _write(args.output, data, *dest)
-
-
-def _compile_chunk(args, ctx, passes, chunk: str, offset: int, filename: str) -> tuple[bytes | None, list]:
-    """One input (a ``--split-input-file`` chunk starting at line ``offset``
-    + 1, or the whole file): parse, run ``passes``, emit as ``--emit`` says
-    (not with ``--verify-diagnostics``).  Returns the output (``None`` when
-    there is none) and the diagnostics, errors included."""
-    from fetchc.driver import run_pipeline
-    from fetchc.frontend.parsing import parse_module
-
-    try:
-        module = parse_module(ctx, chunk, filename, offset)
-    except DiagnosticError as e:
-        return None, e.diagnostics
-    with _pass_prints_to_stderr(args.output):
-        result = run_pipeline(
-            module,
-            ctx,
-            passes,
-            _dump_ir("After", args) if args.print_ir_after_all else None,
-            before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
-            verify_each=args.verify_each,
-        )
-    if not result.ok or args.verify_diagnostics:
-        return None, result.diagnostics
-    try:
-        return _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
-    except DiagnosticError as e:
-        return None, e.diagnostics
-
-
-def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> bytes | None:
-    """The ``seq.bin`` of a plain compile from the kernel compile cache on
-    disk (:mod:`fetchc.compile_cache`), or None (compile normally; also when
-    the input holds no kernel, which the compile warns about).  When every
-    kernel is known this imports nothing of xDSL; the kernels it does not
-    know are compiled (``pipeline``: ``<default>`` or a ``-p`` text)."""
-    from fetchc import compile_cache
-
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None  # the compile reports it
-
-    def uncached(t: str) -> tuple:
-        from fetchc.api import compile_uncached
-        from fetchc.driver import DEFAULT_PIPELINE
-
-        spec = ",".join(DEFAULT_PIPELINE) if pipeline == "<default>" else pipeline
-        return compile_uncached(t, filename, spec)[:3]
-
-    got = compile_cache.KernelCache(disk=True).compile(text, filename, pipeline, uncached)
-    if got is None or not got[0].programs:  # no kernel: compiled normally, which warns (_emit)
-        return None
-    return got[1]
 
 
 def _dump_ir(when: str, args: argparse.Namespace):
@@ -493,10 +475,13 @@ def _pass_prints_to_stderr(output: str):
     return contextlib.nullcontext()
 
 
-def _emit(module, emit: str, generic: bool, debuginfo: bool, filename: str) -> tuple[bytes, list[Diagnostic]]:
-    """The output for ``--emit``, and the warnings about it: a ``seq.bin``
-    without any program (the input holds no kernel) is written, with a
-    warning.  Raises :class:`DiagnosticError` for what cannot be emitted."""
+def _emit(
+    module, emit: str, generic: bool, debuginfo: bool, filename: str
+) -> tuple[bytes, list[Diagnostic], SeqBin | None]:
+    """The output for ``--emit``, the warnings about it, and the ``SeqBin``
+    for ``--emit=bin`` (else None): a ``seq.bin`` without any program (the
+    input holds no kernel) is written, with a warning.  Raises
+    :class:`DiagnosticError` for what cannot be emitted."""
     from fetchc.driver import print_module
     from fetchc.seqbin.emit import emit_seqbin
 
@@ -504,17 +489,21 @@ def _emit(module, emit: str, generic: bool, debuginfo: bool, filename: str) -> t
         from fetchc.kernel import write_names
 
         write_names(module)  # ir.md §2a: the names survive tools that rename SSA values
-        return print_module(module, generic, debuginfo).encode(), []
+        return print_module(module, generic, debuginfo).encode(), [], None
     sb, data = emit_seqbin(module)
     if sb.programs:
-        return data, []
-    return data, [
-        Diagnostic(
-            "warning",
-            "the input holds no kernel (no func.func with a fetch.fetch): the seq.bin has no program",
-            (filename, 0, 0),
-        )
-    ]
+        return data, [], sb
+    return (
+        data,
+        [
+            Diagnostic(
+                "warning",
+                "the input holds no kernel (no func.func with a fetch.fetch): the seq.bin has no program",
+                (filename, 0, 0),
+            )
+        ],
+        sb,
+    )
 
 
 def _is_seqbin(data: bytes) -> bool:

@@ -6,42 +6,51 @@ kernel compiles to depends only on its own IR (placement, sequencer
 configurations, tables and the MANIFEST are per kernel; ir.md §2a), except
 for its names (function, tensors, programs) and its source locations.  The
 cache keeps each kernel's part with those replaced by placeholders (a
-*fragment*), keyed by the kernel with names taken out, and re-stamps the
-names and locations of the kernel being compiled:
+*fragment*), keyed by the kernel's IR with names and locations erased, and
+stamps the names and locations of the kernel being compiled.  It reads the
+input only through the parser: everything below works on the parsed IR.
 
-* **Key.**  :attr:`fetchc.textlayout.FuncText.key` (the function's tokens
-  with SSA names numbered by first appearance, its own name blanked, the
-  aliases it uses appended), the pipeline with its options, and
-  :func:`salt`: fetchc's and xDSL's versions, the Python version and a
-  fingerprint of fetchc's own source files (so an edited checkout never
-  reuses an old result).  Only inputs whose layout :func:`fetchc.textlayout.layout`
-  reads, and pipelines made only of fetchc's passes, are cached.
+* **One reading.**  The input is parsed (the fast front end, as always) and
+  checked (:func:`fetchc.driver.check_module`, every verifier) exactly as an
+  uncached compile does; anything to report sends it down the uncached path,
+  so every diagnostic is an uncached compile's.
+* **Key.**  Per kernel, :func:`fetchc.irkey.kernel_key` of its
+  ``func.func`` (an injective writing of the IR up to the function's name,
+  SSA names, the arguments' ``rngd.name`` strings and the file positions of
+  locations), with the pipeline text, the values of :data:`RESULT_ENV` and
+  :func:`salt`.  Only inputs whose top level is kernels and nothing else
+  (no module attributes, no other op), and pipelines of fetchc's own passes
+  (:func:`cacheable_pipeline`), are cached.
 * **Fragment.**  The kernel's ``seq.bin`` part as a :class:`SeqBin` whose
-  program names are their index in the function, whose kernel and tensor
-  names are placeholders and whose program ``loc`` is ``"<token>#<k>"``: the
-  ``k``-th token ``<token>`` of the function (the op the location points
-  at).  On disk a fragment is a whole ``seq.bin`` file, read back by the
-  validating reader: data only, never code.
-* **Stamping.**  Names and locations come from the input being compiled:
-  function name, tensor names (``rngd.name``, else the SSA name), scratch
-  names, ``file:line:col`` of the ``k``-th ``<token>``.
-* **Merging.**  :func:`merge` concatenates fragments in function order,
-  storing each distinct table once in order of first use, exactly as the
-  emitter does.
-* **Verified on the way in.**  A compile that missed stores its fragments
-  only if stamping them back and merging gives exactly the ``SeqBin`` the
-  compile produced (and only if it produced no warning); otherwise nothing is
-  stored.  So a hit can only reproduce bytes that an uncached compile gave.
+  program names are their index in the kernel, whose kernel, tensor and
+  scalar names are placeholders and whose program ``loc`` is ``#k``: the
+  location of the ``k``-th op of the key's walk.  On disk a fragment is a
+  whole ``seq.bin`` file, read back by the validating reader: data only,
+  never code.  With it the module-level symbols the kernel's compiled form
+  refers to (its tables' ``@f8E5M2_to_bf16``...): a hit is refused when a
+  kernel of the input is named like one of them.
+* **Stamping** uses the emitter's own functions on the parsed IR: the
+  function's name, :func:`fetchc.kernel.program_name`,
+  :func:`fetchc.kernel.tensor_names`, :func:`fetchc.kernel.scratch_name_sequence`
+  and :func:`fetchc.frontend.locations.loc_text` of the ``k``-th op.
+* **Merging.**  :func:`merge` concatenates parts in function order,
+  storing each distinct table once in order of first use, as the emitter
+  does.
+* **Checked on the way in.**  Only the kernels no fragment answers are
+  compiled (one of each key; the module with every other function erased);
+  their fragments are stored only if the compile reported nothing and
+  stamping each fragment back onto its own kernel gives exactly the part
+  compiled.  Anything else, and any diagnostic, makes the input compile
+  uncached from a fresh parse.
 
 Where: in process, a bounded LRU (:data:`MEMORY_ENTRIES` fragments and
 :data:`MEMORY_INPUTS` whole inputs), for :func:`fetchc.compile`; on disk, for
-the ``fetchc`` command, under ``kernels/`` of the cache directory
-(:mod:`fetchc.cachedir`: owner and permission checks, checksums, atomic
-writes), and under ``inputs/`` the bytes of whole inputs compiled before
-(:func:`whole_get`: the command answers an exact repeat without importing
-xDSL), each at most :data:`DISK_BYTES` (oldest entries go first).
-``FETCHC_NO_CACHE=1`` (or ``--no-cache``) turns the kernel cache off;
-``FETCHC_CACHE_DIR=""`` turns every on-disk cache off.
+the ``fetchc`` command, under ``kernels/`` of the cache directory, and under
+``inputs/`` the bytes of whole inputs compiled before (:func:`whole_get`:
+the command answers an exact repeat without importing xDSL), each at most
+:data:`DISK_BYTES` (:func:`fetchc.cachedir.prune`: only the cache's own
+entries, oldest first).  ``FETCHC_NO_CACHE=1`` (or ``--no-cache``) turns
+both off; ``FETCHC_CACHE_DIR=""`` turns every on-disk cache off.
 """
 
 from __future__ import annotations
@@ -49,16 +58,23 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import struct
 import sys
+import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from fetchc import __version__, cachedir
-from fetchc.textlayout import FuncText, Layout, layout
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.func import FuncOp
+    from xdsl.ir import Operation
+    from xdsl.passes import ModulePass
+
+    from fetchc.diagnostics import Diagnostic
     from fetchc.seqbin import SeqBin
 
 __all__ = [
@@ -66,7 +82,10 @@ __all__ = [
     "MEMORY_ENTRIES",
     "MEMORY_INPUTS",
     "NO_CACHE_ENV",
+    "RESULT_ENV",
+    "Compiled",
     "KernelCache",
+    "cacheable_pipeline",
     "enabled",
     "merge",
     "salt",
@@ -76,14 +95,26 @@ __all__ = [
 
 NO_CACHE_ENV = "FETCHC_NO_CACHE"
 """Environment variable: set (not ``0``) to turn the kernel cache off."""
+RESULT_ENV = ("FETCHC_VERIFY_EACH", "FETCHC_PARSER")
+"""The environment variables a compile reads that can change its result or
+its diagnostics (``--verify-each``'s default, the parser choice; their
+homes are :data:`fetchc.driver.VERIFY_EACH_ENV` and
+:data:`fetchc.frontend.parsing.PARSER_ENV`): their values are part of every
+key, so a compile under other values never reuses a result.
+``test_compile_cache.py`` checks that every variable fetchc reads on the
+compile path is here or changes neither."""
 MEMORY_ENTRIES = 4096
 """Fragments kept in process (least recently used go first)."""
 MEMORY_INPUTS = 256
-"""Whole inputs (text, file name, pipeline → bytes) kept in process."""
+"""Whole inputs (text, file name, pipeline, environment → bytes) kept in process."""
 DISK_BYTES = 256 << 20
-"""Most bytes of fragments kept on disk."""
-_MAGIC = b"FETCHC-KERNEL-1\0"
+"""Most bytes of entries kept on disk, per kind (``kernels/``, ``inputs/``)."""
+_MAGIC = b"FETCHC-KERNEL-2\0"
+_WHOLE_MAGIC = b"FETCHC-SEQBIN-2\0"
 _PLACEHOLDER = "_"
+_KERNELS, _INPUTS = "kernels", "inputs"
+_ENTRY_NAME = {_KERNELS: re.compile(r"[0-9a-f]{64}\.fsq"), _INPUTS: re.compile(r"[0-9a-f]{64}\.bin")}
+_MAGIC_PREFIX = {_KERNELS: b"FETCHC-KERNEL-", _INPUTS: b"FETCHC-SEQBIN-"}
 
 
 def enabled() -> bool:
@@ -130,23 +161,47 @@ def _xdsl_version() -> str:
     return ",".join(found) or origin
 
 
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+def _environment() -> bytes:
+    """The values of :data:`RESULT_ENV`, written so that no two settings
+    (unset included) give the same bytes."""
+    out = []
+    for name in RESULT_ENV:
+        value = os.environ.get(name)
+        out.append(b"-" if value is None else b"=" + _field(value.encode("utf-8", "surrogateescape")))
+    return b"".join(out)
+
+
+def _field(data: bytes) -> bytes:
+    """``data`` with its length in front (a prefix-free field of a key)."""
+    return b"%d:" % len(data) + data
+
+
+def _digest(*parts: bytes) -> str:
+    """The SHA-256 of ``parts``, each with its length in front (so no two
+    lists of parts hash the same bytes)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(b"%d:" % len(p))
+        h.update(p)
+    return h.hexdigest()
+
+
+def cacheable_pipeline(passes: Sequence[ModulePass]) -> bool:
+    """Whether a compile with ``passes`` may be answered from a cache:
+    every pass is one of fetchc's own (:func:`fetchc.frontend.context.fetchc_passes`:
+    ``fetch-route-sub-decode``, ``fetch-place-dm``, ``fetch-legalize-convert``,
+    ``fetch-split-scaling``, ``fetch-to-seq``), which work per kernel and
+    print nothing.  xDSL's passes may print (``eqsat-serialize-egraph``) or
+    work across functions, so a pipeline with one is always compiled."""
+    from fetchc.frontend.context import fetchc_passes
+
+    ours = fetchc_passes()
+    return all(type(p).name in ours and isinstance(p, ours[type(p).name]()) for p in passes)
 
 
 # --------------------------------------------------------------------------
 # Fragments: a kernel's part of a seq.bin, names and locations as placeholders
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Stamp:
-    """What stamping needs of the input: the function, where it is, and the
-    file name locations carry."""
-
-    func: FuncText
-    layout: Layout
-    filename: str
 
 
 def renamed(obj, **changes):
@@ -190,94 +245,117 @@ def _plain_fields(cls: type) -> int:
     return len(fs) if plain else 0
 
 
-def _tensor_names(stamp: _Stamp, tensors, scalars) -> tuple[list[str], list[str]]:
-    arg_names = [n or f"arg{i}" for i, n in enumerate(stamp.func.arg_names)]
-    taken = set(arg_names)
-    names, k = [], 0
-    for t in tensors:
-        if t.arg is not None:
-            names.append(arg_names[t.arg])
-            continue
-        while f"scratch{k}" in taken:  # fetchc.kernel.scratch_names
-            k += 1
-        names.append(f"scratch{k}")
-        k += 1
-    return names, [arg_names[s.arg] for s in scalars]
+@dataclass
+class _Kernel:
+    """One kernel of the input, read from the parsed IR before any pass
+    runs: its ``func.func``, key, the ops of the key's walk, and what
+    stamping takes from it."""
 
+    func: FuncOp
+    key: str
+    ops: list[Operation]
+    name: str
+    arg_names: list[str]
+    _locs: list[str | None] = field(default_factory=list)
+    _arg_locs: set[str] = field(default_factory=set)
 
-def _stamp(fragment, stamp: _Stamp):
-    """The fragment with the names and locations of ``stamp``'s function.
-    Raises ``LookupError`` when a location token is not in the function."""
-    from fetchc.seqbin import SeqBin
-    from fetchc.seqbin.manifest import Manifest
+    def loc(self, k: int) -> str | None:
+        """The MANIFEST ``loc`` of an op at the ``k``-th op's location
+        (:func:`~fetchc.frontend.locations.loc_text`, as the emitter
+        writes it), or None when that op has no ``file:line:col`` (the
+        emitter would write the program op's path, which is no op's of the
+        input)."""
+        if not self._locs:
+            self._read_locations()
+        return self._locs[k] if 0 <= k < len(self._locs) else None
 
-    fname = stamp.func.name
-    programs = tuple(renamed(p, name=f"{fname}/{p.name}") for p in fragment.programs)
-    if fragment.manifest is None or not fragment.manifest.kernels:
-        return SeqBin(fragment.tables, programs, Manifest(()))
-    (kernel,) = fragment.manifest.kernels
-    names, scalar_names = _tensor_names(stamp, kernel.tensors, kernel.scalars)
-    entries = []
-    for kp in kernel.programs:
-        token, _, k = kp.loc.rpartition("#")
-        offset = stamp.func.offset_of(token, int(k))
-        if offset is None:
-            raise LookupError(kp.loc)
-        line, col = stamp.layout.line_col(offset)
-        entries.append(renamed(kp, loc=f"{stamp.filename}:{line}:{col}"))
-    kernel = renamed(
-        kernel,
-        name=fname,
-        tensors=tuple(renamed(t, name=n) for t, n in zip(kernel.tensors, names, strict=False)),
-        scalars=tuple(renamed(s, name=n) for s, n in zip(kernel.scalars, scalar_names, strict=False)),
-        programs=tuple(entries),
-    )
-    return SeqBin(fragment.tables, programs, Manifest((kernel,)))
+    def _read_locations(self) -> None:
+        """Every op's location text, and the set of the block arguments'
+        (a program located where an argument is too is not known to come
+        from the op)."""
+        from fetchc.frontend.locations import file_line_col, loc_text, location_of, op_location
 
+        self._locs = [loc_text(op) if op_location(op) is not None else None for op in self.ops]
+        for op in self.ops:
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.args:
+                        if (at := location_of(arg.location)) is not None:
+                            self._arg_locs.add(file_line_col(at))
 
-def _unstamp(part, stamp: _Stamp):
-    """The fragment of ``part`` (one function's part of a compiled seq.bin),
-    or None when a location is not at a token of the function."""
-    from fetchc.seqbin import SeqBin
-    from fetchc.seqbin.manifest import Manifest
-
-    prefix = f"{stamp.func.name}/"
-    if any(p.name is None or not p.name.startswith(prefix) for p in part.programs):
-        return None
-    programs = tuple(renamed(p, name=p.name[len(prefix) :]) for p in part.programs)
-    if not part.manifest.kernels:
-        return SeqBin(part.tables, programs, Manifest(()))
-    (kernel,) = part.manifest.kernels
-    entries = []
-    for kp in kernel.programs:
-        where = _token_at(stamp, kp.loc)
-        if where is None:
+    def op_at(self, loc: str) -> int | None:
+        """The index of the one op whose location text is ``loc``; None when
+        no op, or more than one op or block argument, is there."""
+        if not self._locs:
+            self._read_locations()
+        if loc in self._arg_locs:
             return None
-        entries.append(renamed(kp, loc=f"{where[0]}#{where[1]}"))
-    kernel = renamed(
-        kernel,
+        found = [i for i, text in enumerate(self._locs) if text == loc]
+        return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A cached kernel: its fragment and the module-level symbols its
+    compiled form refers to."""
+
+    fragment: SeqBin
+    symbols: tuple[str, ...]
+
+
+def _stamp(fragment: SeqBin, kernel: _Kernel) -> SeqBin:
+    """The fragment with the names and locations of ``kernel``.  Raises
+    ``LookupError`` when a location index is not an op with a file
+    location, ``ValueError`` for a malformed fragment."""
+    from fetchc.kernel import program_name, scratch_name_sequence
+    from fetchc.seqbin import SeqBin
+    from fetchc.seqbin.manifest import Manifest
+
+    programs = tuple(renamed(p, name=program_name(kernel.name, i)) for i, p in enumerate(fragment.programs))
+    if fragment.manifest is None or len(fragment.manifest.kernels) != 1:
+        raise ValueError("a fragment holds one kernel")
+    (k,) = fragment.manifest.kernels
+    scratch = scratch_name_sequence(kernel.arg_names)
+    tensors = tuple(renamed(t, name=kernel.arg_names[t.arg] if t.arg is not None else next(scratch)) for t in k.tensors)
+    scalars = tuple(renamed(s, name=kernel.arg_names[s.arg]) for s in k.scalars)
+    entries = []
+    for kp in k.programs:
+        loc = kernel.loc(int(kp.loc[1:])) if re.fullmatch(r"#\d{1,9}", kp.loc) else None
+        if loc is None:
+            raise LookupError(kp.loc)
+        entries.append(renamed(kp, loc=loc))
+    stamped = renamed(k, name=kernel.name, tensors=tensors, scalars=scalars, programs=tuple(entries))
+    return SeqBin(fragment.tables, programs, Manifest((stamped,)))
+
+
+def _unstamp(part: SeqBin, kernel: _Kernel) -> SeqBin | None:
+    """The fragment of ``part`` (one kernel's part of a compiled seq.bin),
+    or None when a program's location is not the file location of exactly
+    one op of the kernel (then which op it came from is not known)."""
+    from fetchc.seqbin import SeqBin
+    from fetchc.seqbin.manifest import Manifest
+
+    if part.manifest is None or len(part.manifest.kernels) != 1:
+        return None
+    (k,) = part.manifest.kernels
+    entries = []
+    for kp in k.programs:
+        i = kernel.op_at(kp.loc)
+        if i is None:
+            return None
+        entries.append(renamed(kp, loc=f"#{i}"))
+    programs = tuple(renamed(p, name=str(i)) for i, p in enumerate(part.programs))
+    blank = renamed(
+        k,
         name=_PLACEHOLDER,
-        tensors=tuple(renamed(t, name=f"{_PLACEHOLDER}t{i}") for i, t in enumerate(kernel.tensors)),
-        scalars=tuple(renamed(s, name=f"{_PLACEHOLDER}s{i}") for i, s in enumerate(kernel.scalars)),
+        tensors=tuple(renamed(t, name=f"{_PLACEHOLDER}t{i}") for i, t in enumerate(k.tensors)),
+        scalars=tuple(renamed(s, name=f"{_PLACEHOLDER}s{i}") for i, s in enumerate(k.scalars)),
         programs=tuple(entries),
     )
-    return SeqBin(part.tables, programs, Manifest((kernel,)))
+    return SeqBin(part.tables, programs, Manifest((blank,)))
 
 
-def _token_at(stamp: _Stamp, loc: str) -> tuple[str, int] | None:
-    prefix = f"{stamp.filename}:"
-    if not loc.startswith(prefix):
-        return None
-    try:
-        line, col = (int(x) for x in loc[len(prefix) :].split(":"))
-    except ValueError:
-        return None
-    if not 1 <= line <= len(stamp.layout.line_starts):
-        return None
-    return stamp.func.occurrence(stamp.layout.line_starts[line - 1] + col - 1)
-
-
-def merge(parts: Sequence) -> SeqBin:
+def merge(parts: Sequence[SeqBin]) -> SeqBin:
     """One :class:`~fetchc.seqbin.SeqBin` of per-function parts, in order:
     programs concatenated (MANIFEST program indices shifted), each distinct
     table stored once in order of first use (program ``table`` fields
@@ -299,26 +377,30 @@ def merge(parts: Sequence) -> SeqBin:
                     tables.append(t)
                 p = renamed(p, table=index_of[t])
             programs.append(p)
+        assert part.manifest is not None
         for k in part.manifest.kernels:
             kernels.append(renamed(k, programs=tuple(renamed(kp, index=kp.index + base) for kp in k.programs)))
     return SeqBin(tuple(tables), tuple(programs), Manifest(tuple(kernels)))
 
 
-def _split(sb, functions: Sequence[FuncText]) -> list | None:
-    """The compiled ``sb`` cut into one part per function of ``functions``
-    (their programs are named ``function/index``; a function with no
-    program has an empty part), or None when it does not cut cleanly."""
+def _split(sb: SeqBin, names: Sequence[str]) -> list[SeqBin] | None:
+    """The compiled ``sb`` cut into one part per kernel named in ``names``
+    (its MANIFEST kernel, the programs that lists, the tables they use in
+    order of first use), or None when the MANIFEST does not cover every
+    program exactly once in kernel order."""
     from fetchc.seqbin import SeqBin
     from fetchc.seqbin.manifest import Manifest
 
-    if sb.manifest is None:
+    if sb.manifest is None or [k.name for k in sb.manifest.kernels] != list(names):
         return None
-    kernel_of = {k.name: k for k in sb.manifest.kernels}
-    parts = []
-    for f in functions:
-        idx = [i for i, p in enumerate(sb.programs) if p.name is not None and p.name.rpartition("/")[0] == f.name]
+    parts, expected = [], 0
+    for k in sb.manifest.kernels:
+        idx = sorted(kp.index for kp in k.programs)
+        if idx != list(range(expected, expected + len(idx))):
+            return None
+        expected += len(idx)
         tables: list[Any] = []
-        index_of: dict[Any, int] = {}
+        index_of: dict[int, int] = {}
         progs: list[Any] = []
         for p in (sb.programs[i] for i in idx):
             if p.table is not None:
@@ -327,43 +409,314 @@ def _split(sb, functions: Sequence[FuncText]) -> list | None:
                     tables.append(sb.tables[p.table])
                 p = renamed(p, table=index_of[p.table])
             progs.append(p)
-        k = kernel_of.get(f.name)
-        if k is None and idx:
+        local = renamed(k, programs=tuple(renamed(kp, index=kp.index - idx[0]) for kp in k.programs))
+        parts.append(SeqBin(tuple(tables), tuple(progs), Manifest((local,))))
+    return parts if expected == len(sb.programs) else None
+
+
+def _symbols_referenced(func: Operation, created: set[str]) -> tuple[str, ...]:
+    """The names in ``created`` (module-level symbols the compile made) that
+    an op of the compiled ``func`` refers to (a ``SymbolRefAttr`` property
+    or attribute, or one in an array of them), sorted."""
+    from xdsl.dialects.builtin import ArrayAttr, SymbolRefAttr
+
+    from fetchc.rewriting import walk
+
+    found: set[str] = set()
+    for op in walk(func):
+        for value in (*op.properties.values(), *op.attributes.values()):
+            for a in value.data if isinstance(value, ArrayAttr) else (value,):
+                if isinstance(a, SymbolRefAttr) and a.root_reference.data in created:
+                    found.add(a.root_reference.data)
+    return tuple(sorted(found))
+
+
+# --------------------------------------------------------------------------
+# The cache
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Compiled:
+    """The outcome of compiling one parsed input to ``seq.bin``: every
+    diagnostic the compile reports (errors stop it), the ``SeqBin`` and its
+    bytes when it succeeded, and the residual module when it was compiled
+    for real (None when it was answered, wholly or partly, from the cache)."""
+
+    diagnostics: list[Diagnostic]
+    seqbin: SeqBin | None = None
+    data: bytes | None = None
+    module: ModuleOp | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.data is not None and not any(d.severity == "error" for d in self.diagnostics)
+
+
+Run = Callable[["ModuleOp", bool], Compiled]
+"""An uncached compile of a parsed module: ``run(module, checked)`` runs the
+pipeline (``checked``: :func:`fetchc.driver.check_module` found nothing
+already) and emits; its diagnostics are what the caller reports."""
+
+
+class KernelCache:
+    """Fragments by key: a bounded in-process LRU, backed by the cache
+    directory's ``kernels/`` when ``disk`` is true, and an in-process memo
+    of whole inputs.  Compiles on several threads may share one: its tables
+    are changed under a lock (``hits`` and ``misses`` are counts for
+    tests and benchmarks, not exact then)."""
+
+    def __init__(self, disk: bool = False) -> None:
+        self.disk = disk
+        self._memory: OrderedDict[str, _Entry] = OrderedDict()
+        self._inputs: OrderedDict[str, tuple[SeqBin, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    # -- storage -----------------------------------------------------------
+
+    def get(self, key: str) -> _Entry | None:
+        """The entry stored under ``key``, or None."""
+        with self._lock:
+            found = self._memory.get(key)
+            if found is not None:
+                self._memory.move_to_end(key)
+                return found
+        root = cachedir.cache_dir() if self.disk else None
+        data = None if root is None else cachedir.read_entry_at(root, (_KERNELS, key[:2]), key + ".fsq", _MAGIC)
+        found = None if data is None else _decode_entry(key, data)
+        if found is not None:
+            self._remember(key, found)
+        return found
+
+    def put(self, key: str, entry: _Entry) -> None:
+        """Store ``entry`` under ``key`` (in process; on disk too when
+        ``disk``)."""
+        self._remember(key, entry)
+        root = cachedir.cache_dir() if self.disk else None
+        if root is not None:
+            from fetchc.seqbin import write
+
+            payload = key.encode() + b"\0" + _encode_symbols(entry.symbols) + write(entry.fragment)
+            if cachedir.write_entry_at(root, (_KERNELS, key[:2]), key + ".fsq", _MAGIC, payload):
+                _maybe_prune(root, _KERNELS)
+
+    def _remember(self, key: str, entry: _Entry) -> None:
+        with self._lock:
+            self._memory[key] = entry
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+
+    def memo_get(self, text: str, filename: str, pipeline: str) -> tuple[SeqBin, bytes] | None:
+        """``(SeqBin, bytes)`` of a compile of exactly this text, file name,
+        pipeline and environment (:data:`RESULT_ENV`) that succeeded without
+        any diagnostic in this process, or None."""
+        key = self._memo_key(text, filename, pipeline)
+        with self._lock:
+            found = self._inputs.get(key)
+            if found is not None:
+                self._inputs.move_to_end(key)
+            return found
+
+    def memo_put(self, text: str, filename: str, pipeline: str, result: tuple[SeqBin, bytes]) -> None:
+        """Remember ``result`` for :meth:`memo_get` (only for a compile that
+        reported no diagnostic)."""
+        key = self._memo_key(text, filename, pipeline)
+        with self._lock:
+            self._inputs[key] = result
+            while len(self._inputs) > MEMORY_INPUTS:
+                self._inputs.popitem(last=False)
+
+    @staticmethod
+    def _memo_key(text: str, filename: str, pipeline: str) -> str:
+        enc = [s.encode("utf-8", "surrogatepass") for s in (salt(), pipeline, filename, text)]
+        return _digest(*enc[:3], _environment(), enc[3])
+
+    # -- compiling ---------------------------------------------------------
+
+    def compile_module(
+        self, module: ModuleOp, pipeline: str, passes: Sequence[ModulePass], run: Run, fresh: Callable[[], ModuleOp]
+    ) -> Compiled:
+        """Compile the just-parsed ``module`` with ``passes`` (whose text is
+        ``pipeline``), from the cache where it can: exactly what
+        ``run(module, False)`` (the caller's uncached compile) gives, bytes
+        and diagnostics.  ``fresh()`` parses the input again (for the rare
+        input that must be compiled whole after part of it was erased).
+        See the module docstring."""
+        from fetchc.driver import check_module
+
+        if not cacheable_pipeline(passes) or check_module(module):
+            return run(module, False)  # checked again there: the same diagnostics
+        kernels = self._kernels(module, pipeline)
+        if kernels is None:
+            return run(module, True)
+        entries: dict[str, _Entry | None] = {k.key: self.get(k.key) for k in kernels}
+        missing = [key for key, e in entries.items() if e is None]
+        self.hits += len(entries) - len(missing)
+        self.misses += len(missing)
+        if not missing:
+            return self._answer(kernels, entries) or run(fresh(), False)
+        first: dict[str, _Kernel] = {}
+        for k in kernels:
+            first.setdefault(k.key, k)
+        compile_these = [first[key] for key in missing]
+        if len(compile_these) == len(kernels):  # every kernel new and distinct: compile the input as it is
+            return self._compile_missing(module, compile_these, run)[0]
+        for k in kernels:
+            k.loc(0)  # every location read before functions are erased and the passes rewrite the rest
+        keep = {id(k.func) for k in compile_these}
+        for op in list(module.ops):
+            if id(op) not in keep:
+                op.detach()
+                op.erase()
+        compiled, new = self._compile_missing(module, compile_these, run)
+        if new is None:
+            return run(fresh(), False)
+        entries.update(new)
+        return self._answer(kernels, entries) or run(fresh(), False)
+
+    def _kernels(self, module: ModuleOp, pipeline: str) -> list[_Kernel] | None:
+        """Each top-level function of ``module`` read for the cache, or None
+        when the module is not one it handles: attributes on the module, an
+        op at the top level that is not a kernel, no kernel, something the
+        key cannot write (:class:`~fetchc.irkey.Unkeyable`)."""
+        from xdsl.dialects.func import FuncOp
+
+        from fetchc.irkey import Memo, Unkeyable, kernel_key
+        from fetchc.kernel import is_kernel, tensor_names
+
+        if module.attributes or any(v is not None for v in module.properties.values()):
             return None
-        kernels = (
-            ()
-            if k is None
-            else (renamed(k, programs=tuple(renamed(kp, index=idx.index(kp.index)) for kp in k.programs)),)
-        )
-        parts.append(SeqBin(tuple(tables), tuple(progs), Manifest(kernels)))
-    return parts
+        out = []
+        common = [s.encode("utf-8", "surrogatepass") for s in (salt(), pipeline)] + [_environment()]
+        memo = Memo()
+        for op in module.ops:
+            if not isinstance(op, FuncOp) or not is_kernel(op):
+                return None
+            try:
+                key, ops = kernel_key(op, memo)
+            except (Unkeyable, RecursionError):
+                return None
+            out.append(_Kernel(op, _digest(*common, key), ops, op.sym_name.data, tensor_names(op)))
+        return out or None
+
+    def _compile_missing(
+        self, module: ModuleOp, kernels: list[_Kernel], run: Run
+    ) -> tuple[Compiled, dict[str, _Entry] | None]:
+        """Compile ``module``, whose top level is ``kernels`` (one of each
+        key), and store their entries.  Returns the compile and the new
+        entries by key; None instead of the entries (and nothing stored)
+        when the compile reported anything or a fragment does not stamp
+        back to exactly what was compiled."""
+        for k in kernels:
+            k.loc(0)  # read every location before the passes rewrite the ops
+        compiled = run(module, True)
+        if compiled.diagnostics or not compiled.ok or compiled.seqbin is None or compiled.module is None:
+            return compiled, None
+        from xdsl.dialects.builtin import StringAttr
+
+        parts = _split(compiled.seqbin, [k.name for k in kernels])
+        if parts is None:
+            return compiled, None
+        names = {k.name for k in kernels}
+        created = {
+            s.data for op in compiled.module.ops if isinstance(s := op.properties.get("sym_name"), StringAttr)
+        } - names  # fmt: skip
+        new: dict[str, _Entry] = {}
+        for k, part in zip(kernels, parts, strict=True):
+            fragment = _unstamp(part, k)
+            try:
+                if fragment is None or _stamp(fragment, k) != part:
+                    return compiled, None
+            except (LookupError, ValueError):
+                return compiled, None
+            new[k.key] = _Entry(fragment, _symbols_referenced(k.func, created))
+        for key, entry in new.items():
+            self.put(key, entry)
+        return compiled, new
+
+    def _answer(self, kernels: list[_Kernel], entries: dict) -> Compiled | None:
+        """The input's ``seq.bin`` stamped and merged from ``entries``, or
+        None when a kernel is named like a symbol an entry's compiled form
+        refers to (the uncached compile must say what that does) or the
+        result does not serialise."""
+        from fetchc.seqbin import SeqBinError, write
+
+        names = {k.name for k in kernels}
+        if any(names.intersection(entries[k.key].symbols) for k in kernels):
+            return None
+        try:
+            sb = merge([_stamp(entries[k.key].fragment, k) for k in kernels])
+            return Compiled([], sb, write(sb))
+        except (SeqBinError, LookupError, ValueError):
+            return None
+
+
+def _encode_symbols(symbols: Sequence[str]) -> bytes:
+    out = [struct.pack("<I", len(symbols))]
+    for s in symbols:
+        data = s.encode("utf-8", "surrogatepass")
+        out.append(struct.pack("<I", len(data)) + data)
+    return b"".join(out)
+
+
+def _decode_entry(key: str, data: bytes) -> _Entry | None:
+    """The entry of a ``kernels/`` payload (key, NUL, symbols, fragment
+    ``seq.bin``), or None when it is another key's, malformed, or a
+    ``seq.bin`` the validating reader refuses."""
+    from fetchc.seqbin import SeqBinError, read
+
+    prefix = key.encode() + b"\0"
+    if not data.startswith(prefix):
+        return None  # an entry of another key under this name
+    pos = len(prefix)
+    try:
+        (n,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if n > (len(data) - pos) // 4:
+            return None  # more symbols than the entry has bytes for
+        symbols = []
+        for _ in range(n):
+            (size,) = struct.unpack_from("<I", data, pos)
+            pos += 4
+            if pos + size > len(data):
+                return None
+            symbols.append(data[pos : pos + size].decode("utf-8", "surrogatepass"))
+            pos += size
+        fragment = read(data[pos:])
+    except (struct.error, UnicodeDecodeError, SeqBinError):
+        return None  # written by another fetchc, or damaged: a miss
+    if fragment.manifest is None or len(fragment.manifest.kernels) != 1:
+        return None
+    return _Entry(fragment, tuple(symbols))
 
 
 # --------------------------------------------------------------------------
 # Whole inputs on disk: the command line's exact repeat
 # --------------------------------------------------------------------------
 
-_WHOLE_MAGIC = b"FETCHC-SEQBIN-1\0"
+
+def _whole_key(data: bytes, filename: str, pipeline: str | None) -> str:
+    """The key of a whole input: :func:`salt`, the pipeline (``None``: the
+    default, which no ``-p`` text can spell), the file name, the values of
+    :data:`RESULT_ENV`, the bytes."""
+    spelled = b"D" if pipeline is None else b"P" + pipeline.encode("utf-8", "surrogateescape")
+    return _digest(salt().encode(), spelled, filename.encode("utf-8", "surrogateescape"), _environment(), data)
 
 
-def _whole_key(data: bytes, filename: str, pipeline: str) -> tuple[str, str] | None:
+def whole_get(data: bytes, filename: str, pipeline: str | None) -> bytes | None:
+    """The ``seq.bin`` bytes a compile of exactly these input bytes, file
+    name, pipeline (None: the default) and environment gave before, from
+    disk, if the validating reader (:func:`fetchc.seqbin.read`) accepts
+    them; None if there are none or it refuses them.  Imports nothing of
+    xDSL."""
     root = cachedir.cache_dir()
     if root is None:
         return None
-    parts = [salt().encode(), pipeline.encode(), filename.encode("utf-8", "surrogateescape"), data]
-    key = hashlib.sha256(b"\0".join(parts)).hexdigest()
-    return os.path.join(root, "inputs", key[:2], key + ".bin"), key
-
-
-def whole_get(data: bytes, filename: str, pipeline: str) -> bytes | None:
-    """The ``seq.bin`` bytes a compile of exactly these input bytes, file
-    name and pipeline gave before, from disk, if the validating reader
-    (:func:`fetchc.seqbin.read`) accepts them; None if there are none or it
-    refuses them.  Imports nothing of xDSL.  ``pipeline`` may name the default pipeline
-    symbolically: the salt covers fetchc's source."""
-    where = _whole_key(data, filename, pipeline)
-    found = None if where is None else cachedir.read_entry(where[0], _WHOLE_MAGIC)
-    prefix = b"" if where is None else where[1].encode() + b"\0"
+    key = _whole_key(data, filename, pipeline)
+    found = cachedir.read_entry_at(root, (_INPUTS, key[:2]), key + ".bin", _WHOLE_MAGIC)
+    prefix = key.encode() + b"\0"
     if found is None or not found.startswith(prefix):
         return None
     seq_bin = found[len(prefix) :]
@@ -376,191 +729,27 @@ def whole_get(data: bytes, filename: str, pipeline: str) -> bytes | None:
     return seq_bin
 
 
-def whole_put(data: bytes, filename: str, pipeline: str, seq_bin: bytes) -> None:
-    """Remember ``seq_bin`` for :func:`whole_get` (only for a compile that
-    succeeded without any diagnostic)."""
-    where = _whole_key(data, filename, pipeline)
-    if where is not None and cachedir.write_entry(where[0], _WHOLE_MAGIC, where[1].encode() + b"\0" + seq_bin):
-        _prune(os.path.dirname(os.path.dirname(where[0])))
-
-
-# --------------------------------------------------------------------------
-# The cache
-# --------------------------------------------------------------------------
-
-
-class KernelCache:
-    """Fragments by key: a bounded in-process LRU, backed by the cache
-    directory's ``kernels/`` when ``disk`` is true.  Thread-unsafe (one per
-    process, used by one compile at a time)."""
-
-    def __init__(self, disk: bool = False) -> None:
-        self.disk = disk
-        self._memory: OrderedDict[str, object] = OrderedDict()
-        self._inputs: OrderedDict[str, tuple[SeqBin, bytes]] = OrderedDict()
-        self.hits = self.misses = 0
-
-    # -- storage -----------------------------------------------------------
-
-    def _path(self, key: str) -> str | None:
-        root = cachedir.cache_dir() if self.disk else None
-        return None if root is None else os.path.join(root, "kernels", key[:2], key + ".fsq")
-
-    def get(self, key: str):
-        """The fragment stored under ``key``, or None."""
-        found = self._memory.get(key)
-        if found is not None:
-            self._memory.move_to_end(key)
-            return found
-        path = self._path(key)
-        data = None if path is None else cachedir.read_entry(path, _MAGIC)
-        if data is None or not data.startswith(key.encode() + b"\0"):
-            return None  # none, or an entry of another key under this name
-        from fetchc.seqbin import SeqBinError, read
-
-        try:
-            found = read(data[len(key) + 1 :])
-        except SeqBinError:
-            return None  # written by another fetchc, or damaged: a miss
-        self._remember(key, found)
-        return found
-
-    def put(self, key: str, fragment) -> None:
-        """Store ``fragment`` under ``key`` (in process; on disk too when
-        ``disk``)."""
-        self._remember(key, fragment)
-        path = self._path(key)
-        if path is not None:
-            from fetchc.seqbin import write
-
-            if cachedir.write_entry(path, _MAGIC, key.encode() + b"\0" + write(fragment)):
-                _prune(os.path.dirname(os.path.dirname(path)))
-
-    def _remember(self, key: str, fragment) -> None:
-        self._memory[key] = fragment
-        self._memory.move_to_end(key)
-        while len(self._memory) > MEMORY_ENTRIES:
-            self._memory.popitem(last=False)
-
-    # -- compiling ---------------------------------------------------------
-
-    def compile(self, text: str, filename: str, pipeline: str, uncached: Callable[[str], tuple]) -> tuple | None:
-        """``(SeqBin, bytes)`` of ``text``, from the cache where it can.
-
-        ``uncached(text)`` compiles a text with ``pipeline`` for real and
-        returns ``(SeqBin, bytes, diagnostics)``, raising
-        :class:`~fetchc.diagnostics.DiagnosticError` for bad input.
-        Functions whose fragments are cached are not compiled at all; the
-        others are compiled from a copy of the input where the cached ones are
-        blanked out (same lines and columns), and their fragments stored.
-        Returns None when the input or the pipeline is not one the cache
-        handles, or when that compile fails or warns: the caller then
-        compiles the whole input normally, so every diagnostic is exactly a
-        normal compile's."""
-        whole = _digest(salt(), pipeline, filename, text)
-        if whole in self._inputs:
-            self._inputs.move_to_end(whole)
-            self.hits += 1
-            return self._inputs[whole]
-        lay = layout(text)
-        if lay is None or not _cacheable_pipeline(pipeline):
-            return None
-        stamps = [_Stamp(f, lay, filename) for f in lay.functions]
-        keys = [_digest(salt(), pipeline, f.key) for f in lay.functions]
-        fragments = {k: self.get(k) for k in dict.fromkeys(keys)}
-        missing = [k for k, frag in fragments.items() if frag is None]
-        self.hits += len(fragments) - len(missing)
-        self.misses += len(missing)
-        if missing and not self._compile_missing(text, lay, stamps, keys, missing, fragments, uncached):
-            return None
-        from fetchc.seqbin import SeqBinError, write
-
-        try:
-            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps, strict=True)])
-            result = (sb, write(sb))
-        except (SeqBinError, LookupError, ValueError):
-            return None  # e.g. two tensors stamped with one name: the normal compile says why
-        self._inputs[whole] = result
-        while len(self._inputs) > MEMORY_INPUTS:
-            self._inputs.popitem(last=False)
-        return result
-
-    def _compile_missing(self, text, lay, stamps, keys, missing, fragments, uncached) -> bool:
-        """Compile one function of each key in ``missing`` (the input with
-        every other function blanked out), store their fragments in
-        ``fragments`` and the cache.  False when that compile fails or
-        warns, or a fragment does not stamp back to what was compiled."""
-        from fetchc.diagnostics import DiagnosticError
-
-        first = [keys.index(k) for k in missing]
-        keep = set(first)
-        try:
-            compiled = uncached(_only(text, lay, keep))
-        except DiagnosticError:
-            return False
-        parts = None if compiled[2] else _split(compiled[0], [lay.functions[i] for i in first])
-        if parts is None:  # warnings, or a part that does not cut cleanly
-            return False
-        for k, i, part in zip(missing, first, parts, strict=False):
-            fragment = _unstamp(part, stamps[i])
-            if fragment is None or _stamp(fragment, stamps[i]) != part:
-                return False
-            fragments[k] = fragment
-            self.put(k, fragment)
-        return True
-
-
-def _cacheable_pipeline(pipeline: str) -> bool:
-    """Only pipelines of fetchc's own passes (which work per kernel);
-    ``<default>`` is the command line's name of the default pipeline."""
-    if pipeline == "<default>":
-        return True
-    from fetchc.driver import parse_pipeline
-
-    try:
-        return all(p.name.startswith("fetch-") for p in parse_pipeline(pipeline))
-    except Exception:  # noqa: BLE001 - a bad pipeline: the normal path reports it
-        return False
-
-
-def _only(text: str, lay: Layout, keep: Collection[int]) -> str:
-    """``text`` with every function but those at ``keep`` replaced by
-    spaces (line breaks kept), so the kept ones keep their lines, columns and
-    aliases."""
-    pieces, pos = [], 0
-    for i, f in enumerate(lay.functions):
-        if i in keep:
-            continue
-        pieces.append(text[pos : f.start])
-        pieces.append(_NOT_A_BREAK.sub(" ", text[f.start : f.end]))
-        pos = f.end
-    pieces.append(text[pos:])
-    return "".join(pieces)
-
-
-_NOT_A_BREAK = re.compile(r"[^\r\n]")
-
-
-def _prune(root: str, always: bool = False) -> None:
-    """Remove the oldest entries under ``root`` until at most
-    :data:`DISK_BYTES` remain (checked on one write in 64, or ``always``)."""
-    if not always and os.urandom(1)[0] >= 4:
+def whole_put(data: bytes, filename: str, pipeline: str | None, seq_bin: bytes) -> None:
+    """Remember ``seq_bin`` for :func:`whole_get`: only for a compile with
+    a :func:`cacheable_pipeline` that reported no diagnostic (the caller's
+    duty: the key cannot tell)."""
+    root = cachedir.cache_dir()
+    if root is None:
         return
-    entries = []
-    try:
-        for dirpath, _, files in os.walk(root):
-            for name in files:
-                path = os.path.join(dirpath, name)
-                st = os.lstat(path)
-                entries.append((st.st_mtime, st.st_size, path))
-    except OSError:
-        return
-    total = sum(size for _, size, _ in entries)
-    for _, size, path in sorted(entries):
-        if total <= DISK_BYTES:
-            break
-        try:
-            os.unlink(path)
-            total -= size
-        except OSError:
-            pass
+    key = _whole_key(data, filename, pipeline)
+    if cachedir.write_entry_at(root, (_INPUTS, key[:2]), key + ".bin", _WHOLE_MAGIC, key.encode() + b"\0" + seq_bin):
+        _maybe_prune(root, _INPUTS)
+
+
+def _maybe_prune(root: str, kind: str) -> None:
+    """After one write in 64: :func:`prune` ``kind``."""
+    if os.urandom(1)[0] < 4:
+        prune(root, kind)
+
+
+def prune(root: str, kind: str) -> None:
+    """Remove the oldest entries of ``kind`` (``kernels`` or ``inputs``)
+    under the cache directory ``root`` until at most :data:`DISK_BYTES`
+    remain: only files the cache wrote (:func:`fetchc.cachedir.prune`: their
+    name, owner, mode, magic, in directories the cache made)."""
+    cachedir.prune(root, kind, _ENTRY_NAME[kind], _MAGIC_PREFIX[kind], DISK_BYTES)

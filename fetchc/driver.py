@@ -462,6 +462,21 @@ def kernel_name_errors(module: Operation) -> list[Diagnostic]:
     return out
 
 
+def check_module(module: ModuleOp) -> list[Diagnostic]:
+    """Everything :func:`run_pipeline` checks before the first pass (ir.md
+    §3, §2a): every op's verifier (:func:`~fetchc.frontend.verify.verify_module`),
+    then, if they found nothing, the rules that span a function's signature
+    (:func:`~fetchc.dialects.fetch_chain.signature_errors`) and the kernels'
+    tensor names (:func:`kernel_name_errors`).  Returns the diagnostics
+    (empty: the module is valid); raises nothing for bad input."""
+    diags = verify_module(module)
+    if not diags:
+        from fetchc.dialects.fetch_chain import signature_errors
+
+        diags = [op_error(op, msg) for op, msg in signature_errors(module)] + kernel_name_errors(module)
+    return diags
+
+
 @dataclass
 class PipelineResult:
     """What :func:`run_pipeline` produced: the module (as far as the
@@ -510,6 +525,7 @@ def run_pipeline(
     *,
     before_pass: Callable[[ModulePass, ModuleOp], None] | None = None,
     verify_each: bool | None = None,
+    checked: bool = False,
 ) -> PipelineResult:
     """Verify ``module`` completely, then run ``passes`` in order.  Stops at
     the first failure.  Never raises for bad input: every failure is a
@@ -523,14 +539,12 @@ def run_pipeline(
     writer's record checks guard the output); after any other pass (xDSL's)
     the whole module.  ``verify_each`` (``--verify-each``; default
     :func:`verify_each_default`) verifies the whole module after every pass,
-    as ``mlir-opt`` does."""
+    as ``mlir-opt`` does.  ``checked``: :func:`check_module` has already
+    found nothing to report on ``module`` (the kernel compile cache checks
+    before deciding what to compile), so it is not checked again."""
     if verify_each is None:
         verify_each = verify_each_default()
-    diags = verify_module(module)
-    if not diags:
-        from fetchc.dialects.fetch_chain import signature_errors
-
-        diags = [op_error(op, msg) for op, msg in signature_errors(module)] + kernel_name_errors(module)
+    diags = [] if checked else check_module(module)
     if diags:
         return PipelineResult(module, diags)
     untracked = 0

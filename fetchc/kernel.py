@@ -29,7 +29,7 @@ and ``fetchc run`` share.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -61,6 +61,8 @@ __all__ = [
     "named_args",
     "program_path",
     "program_path_error",
+    "program_name",
+    "scratch_name_sequence",
     "scratch_names",
     "slice_dim",
     "slice_errors",
@@ -320,19 +322,39 @@ def scratch_names(func: FuncOp, arg_names: list[str] | None = None) -> dict[Oper
         return {}
     entry = func.body.blocks.first
     assert entry is not None
-    taken: set[str] | None = None
+    fresh: Iterator[str] | None = None
     out: dict[Operation, str] = {}
-    k = 0
     for op in entry.ops:
         if op.name != SCRATCH_OP:
             continue
-        if taken is None:
-            taken = set(tensor_names(func) if arg_names is None else arg_names)
-        while f"scratch{k}" in taken:
-            k += 1
-        out[op] = f"scratch{k}"
-        k += 1
+        if fresh is None:
+            fresh = scratch_name_sequence(tensor_names(func) if arg_names is None else arg_names)
+        out[op] = next(fresh)
     return out
+
+
+def scratch_name_sequence(arg_names: Iterable[str]) -> Iterator[str]:
+    """The names of a kernel's scratch buffers in program order, given the
+    names of its arguments (:func:`tensor_names`): ``scratch0``,
+    ``scratch1``, ... without the names an argument has.  The one rule
+    :func:`scratch_names` and the kernel compile cache's stamping
+    (:mod:`fetchc.compile_cache`) both follow."""
+    taken = set(arg_names)
+    k = 0
+    while True:
+        if f"scratch{k}" not in taken:
+            yield f"scratch{k}"
+        k += 1
+
+
+def program_name(kernel: str, index: int) -> str:
+    """The name of the ``index``-th Fetch Unit program (from 0, in program
+    order) of the kernel named ``kernel`` (ir.md §2a, the ``seq.bin``
+    PROGRAMS ``name``): ``kernel/index``.  ``kernel`` is the function's
+    name, after the symbols of the named ``builtin.module``s it is nested
+    in (``m/k``).  ``fetch-to-seq`` names programs with it, and the kernel
+    compile cache stamps them with it."""
+    return f"{kernel}/{index}"
 
 
 def kernel_slices(func: FuncOp) -> int:

@@ -44,7 +44,7 @@ from fetchc.diagnostics import OpError, PassError
 from fetchc.dialects.fetch import FetchOp, StreamType, TableLookupOp, ZpSubOp
 from fetchc.dialects.fetch_chain import ADAPTER_REQUESTS, FetchChain
 from fetchc.dialects.fetch_seq import ProgramOp, TableOp
-from fetchc.kernel import program_path
+from fetchc.kernel import program_name, program_path
 from fetchc.rewriting import FetchcPass, apply_pattern, walk
 from fetchc.target import functions
 
@@ -255,7 +255,7 @@ def program_names(module: ModuleOp) -> dict[Operation, str]:
         index = 0
         for op in walk(fn):
             if isinstance(op, FetchOp):
-                names[op] = f"{kernel}/{index}"
+                names[op] = program_name(kernel, index)
                 index += 1
         if index and kernel in owner_of:
             raise PassError(

@@ -159,6 +159,7 @@ from modgen import (  # noqa: E402
     FLOATS,
     FUZZ,
     FUZZ_BIG,
+    FUZZ_DRESSED,
     FUZZ_SMALL,
     LOOKUPS,
     SCALE_TYPE,
@@ -1339,8 +1340,10 @@ DICTIONARY = [
 
 
 def _cache_variant(text: str, rng: random.Random) -> str:
-    """``text`` with other SSA and function names (of other lengths), extra
-    comments and indentation, sometimes a renamed copy of a function and the
+    """``text`` with other SSA, function and tensor (``rngd.name``) names
+    (of other lengths), extra comments and indentation, sometimes a copy of
+    a function under another name whose arguments' SSA names are permuted
+    (two kernels equal up to names, the names in other roles), and the
     functions in another order: kernels the cache must treat as the same up
     to names and locations."""
     funcs = re.findall(r"(?ms)^func\.func @(\w+).*?^}\n", text)
@@ -1348,10 +1351,17 @@ def _cache_variant(text: str, rng: random.Random) -> str:
     out = re.sub(r"%([A-Za-z_]\w*)", lambda m: "%" + ssa.get(m.group(1), m.group(1)), text)
     names = {f: f"{f}_{rng.randrange(100)}x" for f in funcs}
     out = re.sub(r"@(\w+)", lambda m: "@" + names.get(m.group(1), m.group(1)), out)
+    # an rngd.name that was its argument's own SSA name (modgen.DRESSES) stays so; "n<i>" become "t<i>"
+    own = {re.sub(r"_\d+$", "", k): v for k, v in ssa.items()}
+    out = re.sub(r'(rngd\.name"? = ")([^"]*)"', lambda m: m.group(1) + own.get(m.group(2), re.sub(r"^n(?=\d+$)", "t", m.group(2))) + '"', out)
     blocks = re.findall(r"(?ms)^func\.func @.*?^}\n", out)
-    if blocks and rng.random() < 0.4:
-        copy = rng.choice(blocks)
-        blocks.append(re.sub(r"^func\.func @(\w+)", lambda m: f"func.func @{m.group(1)}_copy", copy, count=1))
+    if blocks and rng.random() < 0.6:
+        copy = re.sub(r"^func\.func @(\w+)", lambda m: f"func.func @{m.group(1)}_copy", rng.choice(blocks), count=1)
+        args = re.findall(r"%([\w$.-]+):", copy.split("\n", 1)[0])
+        perm = args[:]
+        rng.shuffle(perm)
+        swap = dict(zip(args, perm, strict=True))
+        blocks.append(re.sub(r"%([\w$.-]+)", lambda m: "%" + swap.get(m.group(1), m.group(1)), copy))
     if rng.random() < 0.3:
         rng.shuffle(blocks)
     head = out[: out.find("func.func")] if blocks else ""  # alias definitions (tools/fuzz.py _aliased)
@@ -1387,13 +1397,25 @@ def _spelling(rng: random.Random) -> str:
 
 def _erasure_variant(text: str, rng: random.Random) -> tuple[str, str]:
     """``(variant, kind)``: ``text`` with one change of what the kernel
-    cache's key erases (an SSA name, a function's name, whitespace between
-    two tokens) or leaves out (an unused, duplicate or misplaced alias, a
-    module wrapper or attributes, something between functions, line
-    breaks).  The cache must give the outcome of an uncached compile of the
+    cache's key erases (an SSA name, a function's name, an ``rngd.name``,
+    a location, whitespace between two tokens, a key's quotes) or of what
+    surrounds the kernels (an unused, duplicate or misplaced alias, a module
+    wrapper or attributes, something between functions, line breaks), legal
+    or not.  The cache must give the outcome of an uncached compile of the
     variant, whatever it is, after compiling ``text``."""
     kind = rng.choice(["ssa", "func-name", "glue", "split", "comment", "junk-alias", "unused-alias", "dup-alias",
-                       "alias-after", "module", "module-attrs", "between", "cr"])
+                       "alias-after", "module", "module-attrs", "between", "cr", "rngd-name", "quote-key", "loc"])
+    if kind == "rngd-name" and (found := re.findall(r'rngd\.name"? = "([^"]*)"', text)):
+        old = rng.choice(found)
+        return text.replace(f'= "{old}"', f'= "{rng.choice([found[0], _spelling(rng), old + "_1", ""])}"', 1), kind
+    if kind == "quote-key" and "rngd.name" in text:
+        return (text.replace('"rngd.name"', "rngd.name") if rng.random() < 0.5
+                else text.replace("rngd.name =", '"rngd.name" =')), kind
+    if kind == "loc" and (ops := [m.end() for m in re.finditer(r"(?m)^\s*%\S+ = [^\n]*$", text)]):
+        at = rng.choice(ops)
+        loc = rng.choice(['loc("other.mlir":7:3)', "loc(unknown)", 'loc(fused["a.mlir":1:1, "b.mlir":2:2])',
+                          'loc("n"("c.mlir":4:4))', 'loc(callsite("f.mlir":1:2 at "g.mlir":3:4))'])
+        return text[:at] + " " + loc + text[at:], kind
     aliases = re.findall(r"(?m)^[#!]\w+ = .*\n", text)
     if kind == "ssa" and (names := sorted(set(re.findall(r"%([A-Za-z_][\w$.-]*)", text)))):
         old, new = rng.choice(names), _spelling(rng)
@@ -2927,14 +2949,20 @@ class Fuzzer:
     def t_cache(self, stats: Stats, deadline: float) -> None:
         """The kernel compile cache against uncached compiles, in this
         process: generated modules (valid, or with one chain broken; some
-        with their types named by aliases), then the same kernels renamed,
-        respaced, duplicated under other names and reordered, then (after a
-        valid one is cached) a variant changing what the key erases or
-        leaves out (:func:`_erasure_variant`), each compiled through one
-        long-lived cache and without it; the outcome (bytes, or every
-        diagnostic) must be the same.  One erasure variant in four also goes
-        through the command, with a disk cache seeded by the original and
-        with ``FETCHC_NO_CACHE=1``: same exit status, stderr and output."""
+        with their types named by aliases; arguments with bare, quoted and
+        nested attribute dictionaries and SSA names ending in ``_<digits>``,
+        :data:`modgen.FUZZ_DRESSED`), then the same kernels renamed,
+        respaced, duplicated under other names with their arguments'
+        names permuted, and reordered (:func:`_cache_variant`), then (after
+        a valid one is cached) a variant changing what the key erases or
+        what surrounds the kernels (:func:`_erasure_variant`), each compiled
+        by ``fetchc.compile`` through one long-lived cache and without it;
+        the outcome (bytes, or every diagnostic) must be the same.  One
+        erasure variant in four also goes through the command, with a disk
+        cache seeded by the original and with ``FETCHC_NO_CACHE=1``: same
+        exit status, stderr and output."""
+        import fetchc  # noqa: PLC0415
+        from fetchc import api  # noqa: PLC0415
         from fetchc.api import compile_uncached  # noqa: PLC0415
         from fetchc.compile_cache import KernelCache  # noqa: PLC0415
         from fetchc.diagnostics import DiagnosticError  # noqa: PLC0415
@@ -2949,17 +2977,18 @@ class Fuzzer:
             except DiagnosticError as e:
                 return "error", [(d.severity, d.message, d.loc) for d in e.diagnostics]
 
+        def cached(source: str) -> bytes:
+            api._CACHE = cache
+            return fetchc.compile(source, filename="in.mlir", cache=True).seq_bin
+
         def check(source: str, kind: str, variant: str) -> tuple:
             stats.inputs += 1
             stats.mutations[f"{kind}/{variant}"] += 1
             want = outcome(lambda: compile_uncached(source, "in.mlir", spec)[1])
-            got = outcome(lambda: cache.compile(source, "in.mlir", spec,
-                                                lambda t: compile_uncached(t, "in.mlir", spec)[:3]))
-            if got == ("ok", None):  # not an input the cache takes: the normal compile answers
+            before = cache.hits + cache.misses
+            got = outcome(lambda: cached(source))
+            if cache.hits + cache.misses == before:  # not an input the kernel cache takes: compiled normally
                 stats.notes["not cached"] += 1
-                got = want
-            elif got[0] == "ok":
-                got = ("ok", got[1][1])  # (SeqBin, bytes): the bytes
             stats.runs += 1
             stats.exits[want[0]] += 1
             if got != want:
@@ -2969,7 +2998,7 @@ class Fuzzer:
         try:
             while time.monotonic() < deadline and stats.inputs < self.args.max_inputs:
                 if rng.random() < 0.7:
-                    text, kind = gen_module(rng, FUZZ, nfuncs=rng.choice([1, 2, 3])).text, "valid"
+                    text, kind = gen_module(rng, FUZZ_DRESSED, nfuncs=rng.choice([1, 2, 3])).text, "valid"
                 else:
                     text, kind, _ = mutate_program(rng)
                 if rng.random() < 0.5:

@@ -32,6 +32,7 @@ __all__ = [
     "LINE_BREAK_RE",
     "LineIndex",
     "exception_text",
+    "file_line_col",
     "loc_text",
     "location_notes",
     "location_of",
@@ -182,10 +183,17 @@ def op_location(op: Operation) -> Loc | None:
 
 def loc_text(op: Operation) -> str:
     """Where ``op`` is, as text: ``file:line:col`` of its location (see
-    :func:`location_of`), else its op path (:func:`fetchc.diagnostics.op_path`).
-    The MANIFEST's ``loc`` of a program and ``fetchc run``'s messages use it."""
+    :func:`location_of`, :func:`file_line_col`), else its op path
+    (:func:`fetchc.diagnostics.op_path`).  The MANIFEST's ``loc`` of a
+    program and ``fetchc run``'s messages use it."""
     loc = op_location(op)
-    return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else op_path(op)
+    return file_line_col(loc) if loc is not None else op_path(op)
+
+
+def file_line_col(loc: Loc) -> str:
+    """A file location as text: ``file:line:col`` (what :func:`loc_text`
+    writes)."""
+    return f"{loc[0]}:{loc[1]}:{loc[2]}"
 
 
 def op_error(

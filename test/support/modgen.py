@@ -10,7 +10,9 @@ structure (functions of :class:`Chain` objects) that :attr:`GenModule.text`
 renders as MLIR; the fuzzer's mutations edit the chains before rendering.
 :func:`modules` is the hypothesis strategy.  A :class:`Profile` sets the
 sizes (:data:`PROPERTY` for the tests, :data:`FUZZ`, :data:`FUZZ_SMALL`,
-:data:`FUZZ_BIG` for the fuzzer).
+:data:`FUZZ_BIG` for the fuzzer) and whether arguments are dressed with
+attribute dictionaries and ``_<digits>`` SSA names (:func:`dress`,
+:data:`FUZZ_DRESSED` for the kernel compile cache).
 
 A module is one function ``@k0`` (sometimes two or more, ``@k1``...) with
 one to three (profile) Fetch Unit chains each.  The generator is valid by
@@ -64,6 +66,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
@@ -186,6 +189,11 @@ class Profile:
     also lifts the DM budget (:data:`DM_BUDGET`) of a function."""
     trf_args: bool = False
     """Contraction weights are sometimes a ``!rngd.trf`` function argument."""
+    dress_args: bool = False
+    """Arguments sometimes carry attribute dictionaries (``rngd.name`` with a
+    bare or a quoted key, a nested dictionary holding an ``rngd.name`` that
+    names nothing) and SSA names ending in ``_<digits>`` (:func:`dress`).
+    Off for the tests that pass inputs by SSA name."""
 
 
 DM_BUDGET = 3 << 17
@@ -200,6 +208,8 @@ FUZZ = Profile(funcs=(1, 1, 1, 2, 3), chains=4, max_elems=1 << 20, trf_args=True
 """The fuzzer: more functions and chains, bigger tensors."""
 FUZZ_SMALL = replace(FUZZ, max_elems=2048, rare_big=False, dims=(8, 16, 32, 64))
 """The fuzzer, for inputs it simulates: small tensors."""
+FUZZ_DRESSED = replace(FUZZ, dress_args=True)
+"""The fuzzer's kernel-cache target: every way of naming an argument."""
 FUZZ_BIG = replace(FUZZ, max_elems=1 << 40, max_stream=None, far_bases=True,
                    dims=FUZZ.dims + (65536, 65537, 131072, 1 << 20, 3 * 65536, 100000, 1 << 24))  # fmt: skip
 """The fuzzer, compile only: huge dims and addresses near the end of DM."""
@@ -290,6 +300,7 @@ class GenFunc:
 
     name: str
     chains: list[Chain] = field(default_factory=list)
+    dress: int | None = None  # the seed of the arguments' dressing (:func:`dress`); None: plain
 
     def programs(self) -> int:
         """The number of programs it compiles to (``name/0`` ...)."""
@@ -523,12 +534,54 @@ def render_function(f: GenFunc) -> str:
     weights = {id(c.contract.weights) for c in f.chains if c.contract is not None and c.contract.weights is not None}
     for k, c in enumerate(f.chains):
         render_chain(c, k, index, weights, out)
+    if f.dress is not None:
+        dress(out, f.dress)
     res = " -> (" + ", ".join(t for _, t in out.results) + ")" if out.results else ""
     ret = "  func.return"
     if out.results:
         ret += " " + ", ".join(v for v, _ in out.results) + " : " + ", ".join(t for _, t in out.results)
     return (f"func.func @{f.name}(" + ", ".join(out.args) + ")" + res + " {\n"
             + "".join("  " + line + "\n" for line in out.body) + ret + "\n}\n")  # fmt: skip
+
+
+DRESSES = {
+    "bare": ' {{rngd.name = "n{i}"}}',
+    "quoted": ' {{"rngd.name" = "n{i}"}}',
+    "nested": " {{foo = {{rngd.name = \"z\"}}}}",
+    "both": ' {{"foo.bar" = {{"rngd.name" = "q{i}"}}, rngd.name = "n{i}", x = {i} : i32}}',
+    "quoted, its own name": ' {{"rngd.name" = "{own}"}}',
+    "nested, its own name": ' {{foo = {{rngd.name = "{own}"}}}}',
+    "plain": "",
+}
+"""Attribute dictionaries an argument ``i`` may carry: each names it
+``n<i>`` (a name no SSA name of the generator takes), its own SSA name
+``own`` (so that a reader that takes the wrong name is right here, and
+wrong on a copy whose arguments are renamed), or not at all."""
+
+
+def dress(out: _Out, seed: int) -> None:
+    """Give the arguments of ``out`` attribute dictionaries (:data:`DRESSES`)
+    and some of them SSA names ending in ``_<digits>`` (renamed in the body
+    and the results too; MLIR reads ``%m0_7`` as ``%m0``, so every name
+    stays distinct), drawn from ``seed``."""
+    rng = random.Random(seed)
+    renames: dict[str, str] = {}
+    args = []
+    choices = [*DRESSES, "quoted, its own name", "nested, its own name"]  # those two twice as often
+    theme = rng.choice(choices) if rng.random() < 0.5 else None  # every argument dressed alike
+    for i, arg in enumerate(out.args):
+        name, typ = arg.split(": ", 1)
+        if rng.random() < 0.4:
+            renames[name] = f"{name}_{rng.randrange(100)}"
+        style = DRESSES[theme or rng.choice(choices)]
+        args.append(f"{renames.get(name, name)}: {typ}{style.format(i=i, own=name[1:])}")
+    out.args = args
+
+    def renamed(text: str) -> str:
+        return re.sub(r"%[\w$.-]+", lambda m: renames.get(m.group(0), m.group(0)), text)
+
+    out.body = [renamed(line) for line in out.body]
+    out.results = [(renamed(v), t) for v, t in out.results]
 
 
 # --------------------------------------------------------------------------
@@ -1003,7 +1056,7 @@ class Generator:
         """One kernel of 1 to ``chains`` chains whose tensors fit one slice's
         DM (:data:`DM_BUDGET`; a chain that would not fit is drawn again, at
         most 8 times, then dropped), except under ``far_bases``."""
-        f = GenFunc(name)
+        f = GenFunc(name, dress=self.ch.integer(0, (1 << 31) - 1) if self.p.dress_args else None)
         self.next_addr = self.ch.choice([0, 0, 8, 64, 4096, 1 << 16])
         self.commit_bytes = 0
         for _ in range(self.ch.integer(1, self.p.chains)):

@@ -350,10 +350,10 @@ def _compile(args, data: bytes, filename: str, dest: tuple, cached: bool = False
     compile cache on disk (:meth:`fetchc.compile_cache.KernelCache.compile_module`).
     Returns the exit status."""
     global _LAST_CLEAN
-    from fetchc.compile_cache import Compiled, KernelCache, cacheable_pipeline
-    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline, run_pipeline
+    from fetchc.compile_cache import KernelCache, cacheable_pipeline
+    from fetchc.driver import DEFAULT_PIPELINE, MLIR_PIPELINE, parse_pipeline
     from fetchc.frontend.context import shared_context
-    from fetchc.frontend.parsing import decode_source, parse_module, split_input_file
+    from fetchc.frontend.parsing import decode_source, split_input_file
     from fetchc.frontend.render import SourceManager, render_all
     from fetchc.frontend.verify_diagnostics import check_expected
 
@@ -388,46 +388,13 @@ def _compile(args, data: bytes, filename: str, dest: tuple, cached: bool = False
     ctx = shared_context()
     cache = KernelCache(disk=True) if cached else None
 
-    def run(module, checked: bool) -> Compiled:
-        """The uncached compile of a parsed chunk: the pipeline, then the output."""
-        with _pass_prints_to_stderr(args.output):
-            result = run_pipeline(
-                module,
-                ctx,
-                passes,
-                _dump_ir("After", args) if args.print_ir_after_all else None,
-                before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
-                verify_each=args.verify_each,
-                checked=checked,
-            )
-        if not result.ok or args.verify_diagnostics:
-            return Compiled(result.diagnostics, module=module)
-        try:
-            out, warnings, sb = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
-        except DiagnosticError as e:
-            return Compiled(e.diagnostics, module=module)
-        return Compiled(result.diagnostics + warnings, sb, out, module)
-
     outputs: list[bytes] = []
     failed = printed = False
+    run = functools.partial(_run_uncached, args, ctx, passes, filename)
     for chunk, offset in chunks:
-        diags: list[Diagnostic] = []
-        module = None
-        try:
-            module = parse_module(ctx, chunk, filename, offset)
-        except DiagnosticError as e:
-            diags = e.diagnostics
-
-        if module is not None:
-            if cache is None:
-                compiled = run(module, False)
-            else:
-                compiled = cache.compile_module(
-                    module, passes_spec, passes, run, functools.partial(parse_module, ctx, chunk, filename, offset)
-                )
-            diags = compiled.diagnostics
-            if compiled.ok and compiled.data is not None:
-                outputs.append(compiled.data)
+        out, diags = _compile_chunk(ctx, chunk, offset, filename, run, cache, passes_spec, passes)
+        if out is not None:
+            outputs.append(out)
         if args.verify_diagnostics:
             failures = check_expected(diags, chunk, filename, offset)
             if failures:
@@ -446,6 +413,54 @@ def _compile(args, data: bytes, filename: str, dest: tuple, cached: bool = False
     if not printed and cacheable_pipeline(passes):
         _LAST_CLEAN = data
     return _write(args.output, data, *dest)
+
+
+def _run_uncached(args, ctx, passes, filename: str, module, checked: bool):
+    """The uncached compile of a parsed input (a ``--split-input-file`` chunk
+    or the whole file): the pipeline, then the output ``--emit`` asks for.
+    ``checked``: the module was verified already
+    (:func:`fetchc.driver.check_module`).  Returns a
+    :class:`fetchc.compile_cache.Compiled`."""
+    from fetchc.compile_cache import Compiled
+    from fetchc.driver import run_pipeline
+
+    with _pass_prints_to_stderr(args.output):
+        result = run_pipeline(
+            module,
+            ctx,
+            passes,
+            _dump_ir("After", args) if args.print_ir_after_all else None,
+            before_pass=_dump_ir("Before", args) if args.print_ir_before_all else None,
+            verify_each=args.verify_each,
+            checked=checked,
+        )
+    if not result.ok or args.verify_diagnostics:
+        return Compiled(result.diagnostics, module=module)
+    try:
+        out, warnings, sb = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+    except DiagnosticError as e:
+        return Compiled(e.diagnostics, module=module)
+    return Compiled(result.diagnostics + warnings, sb, out, module)
+
+
+def _compile_chunk(ctx, chunk: str, offset: int, filename: str, run, cache, passes_spec: str, passes) -> tuple:
+    """One input (a chunk starting at line ``offset`` + 1, or the whole
+    file): parse it, then compile it with ``run`` (:func:`_run_uncached`), or
+    through the kernel compile ``cache`` when there is one.  Returns the
+    output (``None`` when there is none) and the diagnostics, errors
+    included."""
+    from fetchc.frontend.parsing import parse_module
+
+    try:
+        module = parse_module(ctx, chunk, filename, offset)
+    except DiagnosticError as e:
+        return None, e.diagnostics
+    if cache is None:
+        compiled = run(module, False)
+    else:
+        fresh = functools.partial(parse_module, ctx, chunk, filename, offset)
+        compiled = cache.compile_module(module, passes_spec, passes, run, fresh)
+    return (compiled.data if compiled.ok else None), compiled.diagnostics
 
 
 def _dump_ir(when: str, args: argparse.Namespace):

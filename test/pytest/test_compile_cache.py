@@ -481,8 +481,9 @@ def test_every_environment_variable_of_the_compile_path_is_in_the_key():
 )
 def test_an_environment_that_changes_the_result_changes_the_answer(env, command):
     """Seeded without the variable, a compile under it gives what an
-    uncached compile under it gives (FETCHC_VERIFY_EACH=1 makes the kernel
-    named like its table an error; FETCHC_PARSER=bogus is an error)."""
+    uncached compile under it gives (FETCHC_PARSER=bogus is an error; a
+    kernel named like its table compiled with and without --verify-each,
+    which once disagreed)."""
     unset = {"FETCHC_VERIFY_EACH": None, "FETCHC_PARSER": None}
     for text in (DECODE, TABLE_NAMED):
         command.run(text, env=unset)
@@ -490,15 +491,28 @@ def test_an_environment_that_changes_the_result_changes_the_answer(env, command)
         outcome = command.agree(text, env=env)
         if "FETCHC_PARSER" in env and text == DECODE:
             assert outcome[0] == (1 if env["FETCHC_PARSER"] == "bogus" else 0)
-    assert command.agree(TABLE_NAMED, env={"FETCHC_VERIFY_EACH": "1"})[0] == 1
 
 
 def test_an_environment_that_changes_the_result_changes_the_answer_in_process(monkeypatch, through):
+    """A variable of RESULT_ENV is part of every key: an entry made without
+    it never answers a compile under it (a miss, compiled anew), and the
+    answer is the uncached one."""
     cache = KernelCache()
     monkeypatch.delenv("FETCHC_VERIFY_EACH", raising=False)
     assert through(cache, TABLE_NAMED)[0] == "ok"
     monkeypatch.setenv("FETCHC_VERIFY_EACH", "1")
-    assert through(cache, TABLE_NAMED) == _plain(TABLE_NAMED) and _plain(TABLE_NAMED)[0] == "error"
+    assert through(cache, TABLE_NAMED) == _plain(TABLE_NAMED)
+    monkeypatch.delenv("FETCHC_VERIFY_EACH")
+    # Stored without the variable, a kernel answers a renamed copy without
+    # it, never with it.
+    cache = KernelCache()
+    assert through(cache, DECODE)[0] == "ok"
+    hits, misses = cache.hits, cache.misses
+    assert through(cache, DECODE.replace("@decode", "@other"))[0] == "ok"  # other text: no whole-input answer
+    assert (cache.hits, cache.misses) == (hits + 1, misses)
+    monkeypatch.setenv("FETCHC_VERIFY_EACH", "1")
+    third = DECODE.replace("@decode", "@third")
+    assert through(cache, third) == _plain(third) and (cache.hits, cache.misses) == (hits + 1, misses + 1)
     monkeypatch.setenv("FETCHC_PARSER", "bogus")
     assert through(cache, DECODE) == _plain(DECODE) and _plain(DECODE)[0] == "error"
 

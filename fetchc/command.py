@@ -34,7 +34,18 @@ def last_words(e: BaseException) -> None:
     MiB)`` when ``e`` is a lack of memory or happened under an address-space
     limit, else ``error: cannot start fetchc (broken installation?): ...``),
     written with ``os.write``; exit status 1 through ``os._exit`` (no atexit
-    handler runs: they would need memory too).  Never returns."""
+    handler runs: they would need memory too).  Never returns.  Finalizers
+    that run out of memory meanwhile (an allocation here can trigger a
+    collection) report nothing: the collector is stopped and unraisable
+    exceptions are dropped first, since the process is ending."""
+    try:
+        import gc
+        import sys
+
+        gc.disable()
+        sys.unraisablehook = _ignore_unraisable
+    except BaseException:  # noqa: BLE001, S110 - out of memory already: say what we can below
+        pass
     try:
         if isinstance(e, KeyboardInterrupt):
             text = "error: interrupted"
@@ -56,6 +67,10 @@ def last_words(e: BaseException) -> None:
         except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
     os._exit(1)
+
+
+def _ignore_unraisable(unraisable: object) -> None:
+    """``sys.unraisablehook`` while :func:`last_words` ends the process."""
 
 
 def entry() -> None:

@@ -120,7 +120,12 @@ def compile(
     bytes identical to an uncached compile) unless ``cache=False`` or
     ``FETCHC_NO_CACHE=1``.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
-    (render them with :func:`fetchc.diagnostics.render_all`)."""
+    (render them with :func:`fetchc.diagnostics.render_all`).  A pass's
+    remarks (``fetch-split-scaling`` fetching a dequant's block scales in
+    lockstep) are not errors and are not raised: the command prints them;
+    here each kernel's are in its function attribute ``rngd.remarks`` of
+    :attr:`CompileResult.module` (``fetchc.driver.run_pipeline`` returns them
+    as diagnostics)."""
     from fetchc.driver import DEFAULT_PIPELINE
     from fetchc.process import gc_paused
 
@@ -135,8 +140,8 @@ def compile(
             _CACHE = _CACHE or KernelCache()
             text = module_or_text
             got = _CACHE.compile(text, filename, spec, lambda t: compile_uncached(t, filename, spec)[:3])
-            if got is not None:
-                sb, data = got
+            if got is not None:  # (the passes' remarks, got[2], are the command line's to print)
+                sb, data = got[0], got[1]
 
                 def lazy() -> tuple:
                     return compile_uncached(text, filename, spec)[1::2]

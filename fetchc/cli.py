@@ -298,10 +298,11 @@ def main_compile(argv: list[str]) -> int:
         found = whole_get(data, filename, repeat)
         if found is not None:
             return _write(args.output, found, *dest)
-        found = _from_kernel_cache(data, filename, repeat)
-        if found is not None:
-            whole_put(data, filename, repeat, found)
-            return _write(args.output, found, *dest)
+        cached = _from_kernel_cache(data, filename, repeat)
+        if cached is not None:
+            if not cached[1]:  # an input whose compile says nothing: the exact repeat needs no compile at all
+                whole_put(data, filename, repeat, cached[0])
+            return _write(args.output, cached[0], *dest)
     status = _compile(args, data, filename, dest)
     if status == 0 and repeat is not None and _LAST_CLEAN is not None:
         from fetchc.compile_cache import whole_put
@@ -393,11 +394,12 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
                 )
             diags = result.diagnostics
             if result.ok and not args.verify_diagnostics:
-                try:
-                    out, diags = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+                try:  # the passes' remarks, then what emitting says
+                    out, emitted = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
+                    diags = diags + emitted
                     outputs.append(out)
                 except DiagnosticError as e:
-                    diags = e.diagnostics
+                    diags = diags + e.diagnostics
         if args.verify_diagnostics:
             failures = check_expected(diags, chunk, filename, offset)
             if failures:
@@ -418,12 +420,14 @@ def _compile(args, data: bytes, filename: str, dest: tuple) -> int:
     return _write(args.output, data, *dest)
 
 
-def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> bytes | None:
+def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> tuple[bytes, list] | None:
     """The ``seq.bin`` of a plain compile from the kernel compile cache on
-    disk (:mod:`fetchc.compile_cache`), or None (compile normally; also when
-    the input holds no kernel, which the compile warns about).  When every
-    kernel is known this imports nothing of xDSL; the kernels it does not
-    know are compiled (``pipeline``: ``<default>`` or a ``-p`` text)."""
+    disk (:mod:`fetchc.compile_cache`) and the passes' remarks, which it
+    prints on stderr as the compile would; or None (compile normally; also
+    when the input holds no kernel, which the compile warns about).  When
+    every kernel is known and nothing is remarked this imports nothing of
+    xDSL; the kernels it does not know are compiled (``pipeline``:
+    ``<default>`` or a ``-p`` text)."""
     from fetchc import compile_cache
 
     try:
@@ -441,7 +445,13 @@ def _from_kernel_cache(data: bytes, filename: str, pipeline: str) -> bytes | Non
     got = compile_cache.KernelCache(disk=True).compile(text, filename, pipeline, uncached)
     if got is None or not got[0].programs:  # no kernel: compiled normally, which warns (_emit)
         return None
-    return got[1]
+    if got[2]:
+        from fetchc.frontend.render import SourceManager, render_all
+
+        sources = SourceManager()
+        sources.add(filename, text)
+        sys.stderr.write(render_all(got[2], sources))
+    return got[1], got[2]
 
 
 def _dump_ir(when: str, args: argparse.Namespace):

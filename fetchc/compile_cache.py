@@ -32,6 +32,14 @@ names and locations of the kernel being compiled:
   only if stamping them back and merging gives exactly the ``SeqBin`` the
   compile produced (and only if it produced no warning); otherwise nothing is
   stored.  So a hit can only reproduce bytes that an uncached compile gave.
+* **Remarks are replayed** (as ccache replays a compiler's messages).  A
+  pass's remarks (``fetch-split-scaling`` says when it fetches block scales
+  in lockstep) do not keep a kernel out of the cache: each is stored with its
+  fragment as ``(token, k, message)``, its location the ``k``-th token
+  ``token`` of the function (each a remark without notes, at a token of its
+  function; a remark's text names no SSA value or tensor, which the key
+  erases), and :meth:`KernelCache.compile` returns them stamped with the
+  ``file:line:col`` of the input being compiled, in function order.
 
 Where: in process, a bounded LRU (:data:`MEMORY_ENTRIES` fragments and
 :data:`MEMORY_INPUTS` whole inputs), for :func:`fetchc.compile`; on disk, for
@@ -47,8 +55,10 @@ xDSL), each at most :data:`DISK_BYTES` (oldest entries go first).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import struct
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
@@ -82,7 +92,9 @@ MEMORY_INPUTS = 256
 """Whole inputs (text, file name, pipeline → bytes) kept in process."""
 DISK_BYTES = 256 << 20
 """Most bytes of fragments kept on disk."""
-_MAGIC = b"FETCHC-KERNEL-1\0"
+_MAGIC = b"FETCHC-KERNEL-2\0"
+"""A disk fragment: ``key NUL``, a u32 byte count and that many bytes of
+JSON (its remarks, ``[[token, k, message], ...]``), then the ``seq.bin``."""
 _PLACEHOLDER = "_"
 
 
@@ -277,6 +289,56 @@ def _token_at(stamp: _Stamp, loc: str) -> tuple[str, int] | None:
     return stamp.func.occurrence(stamp.layout.line_starts[line - 1] + col - 1)
 
 
+def _unstamp_remarks(diagnostics: Sequence, stamps: Sequence[_Stamp]) -> list[list[tuple[str, int, str]]] | None:
+    """The remarks among ``diagnostics`` per function of ``stamps`` (in
+    order), each as ``(token, k, message)``; None when a diagnostic is not a
+    remark without notes located at a token of one of those functions."""
+    out: list[list[tuple[str, int, str]]] = [[] for _ in stamps]
+    for d in diagnostics:
+        if d.severity != "remark" or d.notes or d.loc is None:
+            return None
+        loc = f"{d.loc[0]}:{d.loc[1]}:{d.loc[2]}"
+        for i, stamp in enumerate(stamps):
+            where = _token_at(stamp, loc)
+            if where is not None:
+                out[i].append((where[0], where[1], d.message))
+                break
+        else:
+            return None
+    return out
+
+
+def _stamp_remarks(remarks: Sequence[tuple[str, int, str]], stamp: _Stamp) -> list:
+    """Remark diagnostics at the ``file:line:col`` of ``stamp``'s function.
+    Raises ``LookupError`` when a token is not in the function."""
+    from fetchc.diagnostics import Diagnostic
+
+    out = []
+    for token, k, message in remarks:
+        offset = stamp.func.offset_of(token, k)
+        if offset is None:
+            raise LookupError(token)
+        line, col = stamp.layout.line_col(offset)
+        out.append(Diagnostic("remark", message, (stamp.filename, line, col)))
+    return out
+
+
+def _remarks_from_json(data: bytes) -> list[tuple[str, int, str]]:
+    """A disk fragment's remarks (``[[token, k, message], ...]``).  Raises
+    ``ValueError`` for anything else."""
+    items = json.loads(data.decode("utf-8"))
+    if not isinstance(items, list) or not all(
+        isinstance(r, list)
+        and len(r) == 3
+        and isinstance(r[0], str)
+        and isinstance(r[1], int)
+        and isinstance(r[2], str)
+        for r in items
+    ):
+        raise ValueError("not a list of remarks")
+    return [(r[0], r[1], r[2]) for r in items]
+
+
 def merge(parts: Sequence) -> SeqBin:
     """One :class:`~fetchc.seqbin.SeqBin` of per-function parts, in order:
     programs concatenated (MANIFEST program indices shifted), each distinct
@@ -397,7 +459,7 @@ class KernelCache:
     def __init__(self, disk: bool = False) -> None:
         self.disk = disk
         self._memory: OrderedDict[str, object] = OrderedDict()
-        self._inputs: OrderedDict[str, tuple[SeqBin, bytes]] = OrderedDict()
+        self._inputs: OrderedDict[str, tuple[SeqBin, bytes, list]] = OrderedDict()
         self.hits = self.misses = 0
 
     # -- storage -----------------------------------------------------------
@@ -407,7 +469,8 @@ class KernelCache:
         return None if root is None else os.path.join(root, "kernels", key[:2], key + ".fsq")
 
     def get(self, key: str):
-        """The fragment stored under ``key``, or None."""
+        """The fragment stored under ``key`` with its remarks
+        (``(fragment, [(token, k, message), ...])``), or None."""
         found = self._memory.get(key)
         if found is not None:
             self._memory.move_to_end(key)
@@ -418,22 +481,28 @@ class KernelCache:
             return None  # none, or an entry of another key under this name
         from fetchc.seqbin import SeqBinError, read
 
+        start = len(key) + 1
         try:
-            found = read(data[len(key) + 1 :])
-        except SeqBinError:
+            (n,) = struct.unpack_from("<I", data, start)
+            remarks = _remarks_from_json(data[start + 4 : start + 4 + n])
+            found = (read(data[start + 4 + n :]), remarks)
+        except (SeqBinError, struct.error, ValueError):
             return None  # written by another fetchc, or damaged: a miss
         self._remember(key, found)
         return found
 
-    def put(self, key: str, fragment) -> None:
-        """Store ``fragment`` under ``key`` (in process; on disk too when
-        ``disk``)."""
-        self._remember(key, fragment)
+    def put(self, key: str, fragment, remarks: Sequence[tuple[str, int, str]] = ()) -> None:
+        """Store ``fragment`` and its ``remarks`` under ``key`` (in process;
+        on disk too when ``disk``)."""
+        entry = (fragment, list(remarks))
+        self._remember(key, entry)
         path = self._path(key)
         if path is not None:
             from fetchc.seqbin import write
 
-            if cachedir.write_entry(path, _MAGIC, key.encode() + b"\0" + write(fragment)):
+            text = json.dumps(entry[1], ensure_ascii=True).encode()
+            payload = key.encode() + b"\0" + struct.pack("<I", len(text)) + text + write(fragment)
+            if cachedir.write_entry(path, _MAGIC, payload):
                 _prune(os.path.dirname(os.path.dirname(path)))
 
     def _remember(self, key: str, fragment) -> None:
@@ -445,7 +514,9 @@ class KernelCache:
     # -- compiling ---------------------------------------------------------
 
     def compile(self, text: str, filename: str, pipeline: str, uncached: Callable[[str], tuple]) -> tuple | None:
-        """``(SeqBin, bytes)`` of ``text``, from the cache where it can.
+        """``(SeqBin, bytes, remarks)`` of ``text``, from the cache where it
+        can; ``remarks``: the passes' remark diagnostics, located in ``text``
+        (module docstring), which the caller reports.
 
         ``uncached(text)`` compiles a text with ``pipeline`` for real and
         returns ``(SeqBin, bytes, diagnostics)``, raising
@@ -476,8 +547,9 @@ class KernelCache:
         from fetchc.seqbin import SeqBinError, write
 
         try:
-            sb = merge([_stamp(fragments[k], s) for k, s in zip(keys, stamps, strict=True)])
-            result = (sb, write(sb))
+            sb = merge([_stamp(fragments[k][0], s) for k, s in zip(keys, stamps, strict=True)])
+            remarks = [r for k, s in zip(keys, stamps, strict=True) for r in _stamp_remarks(fragments[k][1], s)]
+            result = (sb, write(sb), remarks)
         except (SeqBinError, LookupError, ValueError):
             return None  # e.g. two tensors stamped with one name: the normal compile says why
         self._inputs[whole] = result
@@ -498,15 +570,16 @@ class KernelCache:
             compiled = uncached(_only(text, lay, keep))
         except DiagnosticError:
             return False
-        parts = None if compiled[2] else _split(compiled[0], [lay.functions[i] for i in first])
-        if parts is None:  # warnings, or a part that does not cut cleanly
+        remarks = _unstamp_remarks(compiled[2], [stamps[i] for i in first])
+        parts = None if remarks is None else _split(compiled[0], [lay.functions[i] for i in first])
+        if parts is None or remarks is None:  # warnings, or a part that does not cut cleanly
             return False
-        for k, i, part in zip(missing, first, parts, strict=False):
+        for k, i, part, rs in zip(missing, first, parts, remarks, strict=False):
             fragment = _unstamp(part, stamps[i])
             if fragment is None or _stamp(fragment, stamps[i]) != part:
                 return False
-            fragments[k] = fragment
-            self.put(k, fragment)
+            fragments[k] = (fragment, rs)
+            self.put(k, fragment, rs)
         return True
 
 

@@ -75,7 +75,12 @@ def _rename(text: str, rng: random.Random) -> str:
     """The same kernels with other SSA and function names (of other lengths),
     other indentation and extra comment lines: what differs only in names
     and locations."""
-    names = {n: f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v" for n in set(re.findall(r"%(\w+)", text))}
+    names: dict[str, str] = {}
+    for n in sorted(set(re.findall(r"%(\w+)", text))):
+        new = f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v"
+        while new in names.values():  # one new name per name: two names made one would be another kernel
+            new += "x"
+        names[n] = new
     names = {k: v for k, v in names.items() if not k.isdigit()}
     funcs = {f: f"{f}_{rng.randrange(1000)}" for f in re.findall(r"func\.func @(\w+)", text)}
     out = re.sub(r"%(\w+)", lambda m: "%" + names.get(m.group(1), m.group(1)), text)
@@ -200,16 +205,19 @@ def _fetchc(args, cache_dir, *, no_cache=False):
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_the_command_cold_and_warm_gives_the_uncached_bytes(path, tmp_path):
     cache = tmp_path / "cache"
-    outs = []
+    outs, errs = [], []
     for run in ("plain", "cold", "warm"):
         out = tmp_path / f"{run}.bin"
         r = _fetchc([str(path), "-o", str(out)], cache, no_cache=run == "plain")
         assert r.returncode == 0, r.stderr
         outs.append(out.read_bytes())
+        errs.append(r.stderr)
         if run == "plain":
             assert not cache.exists() or not any(cache.rglob("*.fsq"))
     assert outs[0] == outs[1] == outs[2]
-    assert any(cache.rglob("*.fsq")) and any((cache / "inputs").rglob("*.bin"))
+    assert errs[0] == errs[1] == errs[2]  # a pass's remarks (nvfp4_dequant_f32's lockstep scales) replayed
+    # an exact repeat is answered whole only when the compile says nothing
+    assert any(cache.rglob("*.fsq")) and any((cache / "inputs").rglob("*.bin")) == (errs[0] == b"")
 
 
 def _entries(cache: Path) -> list[Path]:
@@ -269,8 +277,9 @@ def test_no_cache_flag_writes_nothing(tmp_path):
 @pytest.mark.parametrize("repeat", ["same file", "renamed kernels"])
 def test_a_known_input_is_answered_without_importing_xdsl(repeat, tmp_path):
     """The command answers from the cache before importing xDSL: an exact
-    repeat (whole input) and an input whose kernels are all known."""
-    path = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
+    repeat (whole input) and an input whose kernels are all known (and whose
+    compile remarks nothing: printing a remark loads the renderer)."""
+    path = ROOT / "examples" / "mxfp4_dequant_f32.mlir"
     cache = tmp_path / "cache"
     assert _fetchc([str(path), "-o", str(tmp_path / "a.bin")], cache).returncode == 0
     again = path if repeat == "same file" else tmp_path / "renamed.mlir"
@@ -286,6 +295,25 @@ def test_a_known_input_is_answered_without_importing_xdsl(repeat, tmp_path):
     assert "fetchc.compile_cache" in imported and not [m for m in imported if m.startswith("xdsl") and m not in light]
     plain = fetchc.compile(again.read_text(), filename=str(again), cache=False).seq_bin
     assert (tmp_path / "b.bin").read_bytes() == plain
+
+
+def test_remarks_are_replayed_at_the_input_s_own_lines(tmp_path):
+    """A kernel whose compile remarks (fetch-split-scaling: block scales in
+    lockstep) is cached with its remark, which a hit prints at the location
+    of the input being compiled: a renamed copy with other lines gets its
+    own line and column."""
+    path = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
+    cache = KernelCache()
+    first = cache.compile(path.read_text(), "a.mlir", SPEC, lambda t: _uncached(t, "a.mlir"))
+    other = "// one more line\n" + _rename(path.read_text(), random.Random(7))
+    misses = cache.misses
+    got = cache.compile(other, "b.mlir", SPEC, lambda t: _uncached(t, "b.mlir"))
+    assert cache.misses == misses and first is not None and got is not None
+    plain = api.compile_uncached(other, "b.mlir", SPEC)
+    assert got[1] == plain[1]
+    assert [(d.severity, d.message, d.loc) for d in got[2]] == [(d.severity, d.message, d.loc) for d in plain[2]]
+    (remark,) = got[2]
+    assert remark.severity == "remark" and remark.loc[0] == "b.mlir" and remark.loc[1:] != first[2][0].loc[1:]
 
 
 def test_renamed_equals_dataclasses_replace():

@@ -62,7 +62,7 @@ from fetchc import target
 from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.shared import direct_accessors, i64_attr, init_op
-from fetchc.dialects.stream import StreamType
+from fetchc.dialects.stream import StreamType, parse_dim
 from fetchc.target.layout import static_shape
 
 # ---------------------------------------------------------------------------
@@ -142,11 +142,7 @@ class VrfType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         def dim() -> IntAttr:
-            pos = parser.pos
-            d = parser.parse_integer(allow_boolean=False)
-            if d < 1:
-                parser.raise_error(f"!rngd.vrf dimensions must be positive, got {d}", pos, parser.pos)
-            return IntAttr(d)
+            return parse_dim(parser, "!rngd.vrf")
 
         with parser.in_angle_brackets():
             pos = parser.pos

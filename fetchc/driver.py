@@ -548,6 +548,7 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     untracked = 0
+    remarks: list[Diagnostic] = []  # the passes' remarks, in order; kept whatever happens next
     for p in passes:
         if before_pass is not None:
             before_pass(p, module)
@@ -558,18 +559,25 @@ def run_pipeline(
             else:
                 p.apply(ctx, module)
         except RecursionError:
-            return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
+            return PipelineResult(module, remarks + [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
-            return PipelineResult(module, [pass_diagnostic(p, err, module)])
+            return PipelineResult(module, remarks + _remarks(tracker) + [pass_diagnostic(p, err, module)])
         if tracker is not None:
             release_erased(tracker.erased)
+            remarks += _remarks(tracker)
         diags = verify_module(module, None if verify_each or tracker is None else tracker.created)
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"
-            return PipelineResult(module, diags)
+            return PipelineResult(module, remarks + diags)
         if after_pass is not None:
             after_pass(p, module)
         untracked += tracker is None
     release_garbage(untracked)
-    return PipelineResult(module)
+    return PipelineResult(module, remarks)
+
+
+def _remarks(tracker: ChangeTracker | None) -> list[Diagnostic]:
+    """The remarks a fetchc pass made (:func:`fetchc.rewriting.emit_remark`),
+    as located ``remark`` diagnostics."""
+    return [] if tracker is None else tracker.remarks

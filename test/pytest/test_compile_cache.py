@@ -286,8 +286,14 @@ def test_kernels_equal_up_to_names_compile_once(through):
 
 def _rename(text: str, rng: random.Random) -> str:
     """The same kernels with other SSA and function names (of other lengths),
-    other indentation and extra comment lines."""
-    names = {n: f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v" for n in set(re.findall(r"%(\w+)", text))}
+    other indentation and extra comment lines: what differs only in names
+    and locations."""
+    names: dict[str, str] = {}
+    for n in sorted(set(re.findall(r"%(\w+)", text))):
+        new = f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v"
+        while new in names.values():  # one new name per name: two names made one would be another kernel
+            new += "x"
+        names[n] = new
     names = {k: v for k, v in names.items() if not k.isdigit()}
     funcs = {f: f"{f}_{rng.randrange(1000)}" for f in re.findall(r"func\.func @(\w+)", text)}
     out = re.sub(r"%(\w+)", lambda m: "%" + names.get(m.group(1), m.group(1)), text)

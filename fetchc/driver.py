@@ -548,7 +548,7 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     untracked = 0
-    remarks: list[Diagnostic] = []  # the passes' remarks, in order; kept whatever happens next
+    remarks: list[tuple[Diagnostic, Operation]] = []  # the passes' remarks; kept whatever happens next
     for p in passes:
         if before_pass is not None:
             before_pass(p, module)
@@ -559,25 +559,33 @@ def run_pipeline(
             else:
                 p.apply(ctx, module)
         except RecursionError:
-            return PipelineResult(module, remarks + [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
+            error = Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")
+            return PipelineResult(module, _by_kernel(module, remarks) + [error])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
-            return PipelineResult(module, remarks + _remarks(tracker) + [pass_diagnostic(p, err, module)])
+            remarks += [] if tracker is None else tracker.remarks
+            return PipelineResult(module, _by_kernel(module, remarks) + [pass_diagnostic(p, err, module)])
         if tracker is not None:
             release_erased(tracker.erased)
-            remarks += _remarks(tracker)
+            remarks += tracker.remarks
         diags = verify_module(module, None if verify_each or tracker is None else tracker.created)
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"
-            return PipelineResult(module, remarks + diags)
+            return PipelineResult(module, _by_kernel(module, remarks) + diags)
         if after_pass is not None:
             after_pass(p, module)
         untracked += tracker is None
     release_garbage(untracked)
-    return PipelineResult(module, remarks)
+    return PipelineResult(module, _by_kernel(module, remarks))
 
 
-def _remarks(tracker: ChangeTracker | None) -> list[Diagnostic]:
-    """The remarks a fetchc pass made (:func:`fetchc.rewriting.emit_remark`),
-    as located ``remark`` diagnostics."""
-    return [] if tracker is None else tracker.remarks
+def _by_kernel(module: ModuleOp, remarks: list[tuple[Diagnostic, Operation]]) -> list[Diagnostic]:
+    """The passes' remarks (:func:`fetchc.rewriting.emit_remark`, each with
+    the top-level op it was made in) kernel by kernel, in the order of the
+    module's top level, each kernel's in the order the passes made them (as
+    MLIR orders the diagnostics of function passes run in parallel).  So a
+    kernel's remarks do not depend on the other kernels of its module, which
+    the kernel compile cache relies on when it replays them."""
+    position = {op: i for i, op in enumerate(module.ops)}
+    order = sorted(range(len(remarks)), key=lambda i: (position.get(remarks[i][1], len(position)), i))
+    return [remarks[i][0] for i in order]

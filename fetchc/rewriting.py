@@ -103,11 +103,12 @@ class ChangeTracker:
     driver verifies the created ops after the pass (ir.md §4: verify once;
     ``--verify-each`` verifies everything), releases the erased ones
     (:func:`~fetchc.frontend.xdsl_compat.release_erased`) and reports the
-    remarks."""
+    remarks, each with the top-level op (the kernel) it was made in, in the
+    order the pass made them."""
 
     created: set[Operation] = field(default_factory=set)
     erased: list[Operation] = field(default_factory=list)
-    remarks: list[Diagnostic] = field(default_factory=list)
+    remarks: list[tuple[Diagnostic, Operation]] = field(default_factory=list)
     listener: PatternRewriterListener = field(init=False)
 
     def __post_init__(self) -> None:
@@ -120,9 +121,11 @@ class ChangeTracker:
         )
 
 
-def _remark_into(remarks: list[Diagnostic]) -> Callable[[Operation, str], None]:
-    """A remark handler appending to ``remarks``: the diagnostic is made at
-    once, while the op is in its block (a pass may erase it next)."""
+def _remark_into(remarks: list[tuple[Diagnostic, Operation]]) -> Callable[[Operation, str], None]:
+    """A remark handler appending ``(diagnostic, kernel)`` to ``remarks``:
+    the diagnostic is made at once, while the op is in its block (a pass may
+    erase it next); ``kernel`` is the op's ancestor at the top level of the
+    module (its ``func.func``; the op itself at the top level)."""
 
     def handle(op: Operation, message: str) -> None:
         from fetchc.frontend.locations import op_error
@@ -130,7 +133,10 @@ def _remark_into(remarks: list[Diagnostic]) -> Callable[[Operation, str], None]:
         d = op_error(op, message, severity="remark")
         if d.loc is not None:
             d.op = None  # located: rendering needs no op path, and the op (erased next) is freed
-        remarks.append(d)
+        kernel = op
+        while (parent := kernel.parent_op()) is not None and parent.parent_op() is not None:
+            kernel = parent
+        remarks.append((d, kernel))
 
     return handle
 

@@ -971,12 +971,14 @@ class ConvertOp(_StreamToStream):
 @irdl_op_definition
 class DequantOp(IRDLOperation):
     """``fetch.dequant %codes, %bscale[, %gscale] {format = "nvfp4"|"mxfp4"}``:
-    a block-scaled 4-bit decode to ``f32`` (hardware.md §4).
+    a block-scaled 4-bit decode to ``f32`` or ``bf16`` (hardware.md §4, §2.6).
 
     ``%codes``: an ``f4E2M1FN`` stream straight from ``fetch.fetch``;
     ``%bscale``: memref ``(rows, cols / block)`` of ``f8E4M3FN`` (nvfp4,
     block 16) or ``f8E8M0FNU`` (mxfp4, block 32); ``%gscale``: ``f32``
-    tensor scale (nvfp4 only).  Result: f32 stream of the same shape.
+    tensor scale (nvfp4 only).  Result: a stream of the same shape, of
+    ``f32`` or ``bf16`` (:data:`fetchc.target.DEQUANT_RESULTS`; bf16: the
+    same f32 products, narrowed by the Cast Engine).
     ``scale_base`` (optional, bytes, default 0): DM address of the block-scale
     memref's element 0, used by the scale fetch that the split inserts.
     ``fetch-split-scaling`` lowers it on the ``main`` context; on ``sub``
@@ -987,7 +989,8 @@ class DequantOp(IRDLOperation):
     name = "fetch.dequant"
 
     RESULT_ELEMENT: ClassVar[target.ElementType] = target.F32
-    """The element type of the decoded stream (ir.md §2: a decode to f32);
+    """The default element type of the decoded stream (ir.md §2: a decode to
+    f32; ``bf16`` may be asked for, :data:`fetchc.target.DEQUANT_RESULTS`);
     :meth:`result_type` gives the whole result type."""
 
     input = operand_def(StreamType)
@@ -1022,10 +1025,17 @@ class DequantOp(IRDLOperation):
         )
 
     @classmethod
-    def result_type(cls, codes: StreamType) -> StreamType:
+    def result_type(cls, codes: StreamType, element: target.ElementType | None = None) -> StreamType:
         """The result type for a codes stream of type ``codes``: its context
-        and shapes, element :data:`RESULT_ELEMENT` (``f32``)."""
-        return codes.with_element(target.mlir_type(cls.RESULT_ELEMENT))
+        and shapes, element ``element`` (default :data:`RESULT_ELEMENT`,
+        ``f32``; ``bf16`` for a narrowed result)."""
+        return codes.with_element(target.mlir_type(element or cls.RESULT_ELEMENT))
+
+    @property
+    def result_element(self) -> target.ElementType | None:
+        """The element type of the result (``f32`` or ``bf16`` once verified)."""
+        t = self.result.type
+        return t.elem if isinstance(t, StreamType) else None
 
     @property
     def dequant_format(self) -> target.DequantFormat:
@@ -1072,8 +1082,11 @@ class DequantOp(IRDLOperation):
             spec = target.DEQUANT_FORMATS[fmt]
             if src.elem != target.F4E2M1FN:
                 raise OpError(f"decodes f4E2M1FN codes, but its input stream holds {_tname(src.element_type)}")
-            if dst.elem != self.RESULT_ELEMENT:
-                raise OpError(f"produces {self.RESULT_ELEMENT.name}, not {_tname(dst.element_type)}")
+            if dst.elem not in target.DEQUANT_RESULTS:
+                raise OpError(
+                    f"produces {' or '.join(t.name for t in target.DEQUANT_RESULTS)} (bf16: the f32 result narrowed "
+                    f"by the Cast Engine), not {_tname(dst.element_type)}"
+                )
             if target.element_type(bs.element_type) != spec.scale:
                 raise OpError(
                     f"{fmt} block scales are {spec.scale.name}, but the scale memref holds {_tname(bs.element_type)}"

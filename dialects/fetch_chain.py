@@ -116,15 +116,20 @@ def signature_errors(module: Operation) -> list[tuple[Operation, str]]:
     function whose arguments or results include a stream, used or not (a
     use is also reported by the consumer's verifier), and for each bad
     ``rngd.slices`` / ``rngd.slice_dim`` (ir.md §2a,
-    :func:`fetchc.kernel.slice_errors`).  Called by the driver
-    after op verification, since ``func.func`` is not ours to verify."""
+    :func:`fetchc.kernel.slice_errors`), and ``(rngd.to_vrf, message)`` for
+    a kernel whose VRF tensors exceed one slice's VRF (hardware.md §2.6,
+    :func:`fetchc.dialects.rngd.vrf_budget_errors`).  Called by the driver
+    after op verification, since ``func.func`` is not ours to verify and the
+    VRF budget spans a function."""
     out: list[tuple[Operation, str]] = []
+    from fetchc.dialects.rngd import vrf_budget_errors
     from fetchc.kernel import slice_errors
     from fetchc.rewriting import walk
 
     for op in walk(module):
         if not isinstance(op, FuncOp):
             continue
+        out += vrf_budget_errors(op)
         bad_slices = slice_errors(op)
         if bad_slices:  # one error per op: the first
             out.append((op, bad_slices[0]))

@@ -1,23 +1,29 @@
 """The ``rngd`` dialect: the engines the Fetch Adapter feeds.
 
 Types: ``!rngd.trf<e>`` (data staged in the tensor register file),
-``!rngd.vrf<e>`` (vector register file).
+``!rngd.vrf<[d0, d1, ...], e>`` (a tensor in the vector register file, of a
+known shape: the stream ``rngd.to_vrf`` stored, time-major).
 
 Ops: ``rngd.switch`` (pass-through) and ``rngd.collect`` (its input type or
 the flit form, hardware.md §2.5), ``rngd.commit``
 (stream → DM), ``rngd.to_trf``, ``rngd.to_vrf``, ``rngd.transpose``,
-``rngd.contract_outer`` (the Contraction Engine), and the two Vector Engine
-ops that ``fetch-split-scaling`` introduces, and ``rngd.scratch`` (a DM
-buffer of the compiler's own):
+``rngd.contract_outer`` (the Contraction Engine), the two Vector Engine ops
+and the Cast Engine op that ``fetch-split-scaling`` introduces, and
+``rngd.scratch`` (a DM buffer of the compiler's own):
 
 * ``rngd.block_scale %x, %s {block = B}``: ``out[..., j] = x[..., j] *
-  decode(s[..., j / B])`` in f32, where the scale stream has the value
-  stream's time shape and packet shape with the innermost packet dim divided
-  by ``B``.  ``decode`` is the identity for an ``f32`` scale stream and
-  ``2^(e-127)`` (``0xFF`` → NaN) for an ``f8E8M0FNU`` one.  One f32
-  multiply per element, correctly rounded.
+  decode(s[..., j / B])`` in f32.  The scales ``%s`` are either a stream in
+  lockstep (the value stream's context and time shape, its packet shape with
+  the innermost dim divided by ``B``) or a ``!rngd.vrf`` tensor holding one
+  scale per block of ``B`` consecutive values of the value stream flattened
+  time-major (hardware.md §2.6, §4a).  ``decode`` is the identity for
+  ``f32`` scales and ``2^(e-127)`` (``0xFF`` → NaN) for ``f8E8M0FNU`` ones.
+  One f32 multiply per element, correctly rounded.
 * ``rngd.tensor_scale %x, %g``: ``out = x * g`` in f32 with a scalar ``f32``
   SSA value.
+* ``rngd.cast %x``: the Cast Engine narrows an ``f32`` stream to ``bf16``
+  (hardware.md §2.6; round to nearest even with §2.2a's rules, the rule of
+  the adapter's cast code 6); same context and shapes.
 * ``%buf = rngd.scratch : memref<...>``: a row-major DM buffer that belongs
   to the compiler, not to the kernel's caller (``fetch-route-sub-decode``
   creates one per routed decode).  ``fetch-place-dm`` gives it its
@@ -26,8 +32,10 @@ buffer of the compiler's own):
 Rule 3 of ir.md §3 (``i5``/``i9`` only reach ``rngd.contract_outer``, through
 ``rngd.switch``/``rngd.collect``) is checked here, at the consumer, with a
 note at the producing ``fetch.zp_sub``; rule 10 (the Contraction Engine's
-operand types, hardware.md §2.6) at ``rngd.contract_outer``.  Spec: ir.md
-§2-3, hardware.md §2.3-2.6, §4.
+operand types, hardware.md §2.6) at ``rngd.contract_outer``.  The VRF budget
+(hardware.md §2.6: a kernel's VRF tensors hold at most 8 KiB per slice) spans
+a function, so :func:`vrf_budget_errors` checks it for the driver.  Spec:
+ir.md §2-3, hardware.md §2.3-2.6, §4, §4a.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, TypeAttribute
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, MemRefType, NoneAttr, TypeAttribute
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -50,12 +58,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
 from fetchc.diagnostics import OpError
 from fetchc.dialects.fetch_chain import check_linear_uses, check_not_contraction_only, check_stream_operands, run_checks
 from fetchc.dialects.shared import direct_accessors, i64_attr, init_op
-from fetchc.dialects.stream import StreamType
+from fetchc.dialects.stream import StreamType, parse_dim
 from fetchc.target.layout import static_shape
 from fetchc.wording import count
 
@@ -88,15 +97,92 @@ class TrfType(_RegFileType):
 
 
 @irdl_attr_definition
-class VrfType(_RegFileType):
-    """``!rngd.vrf<e>``: data staged in the vector register file."""
+class VrfType(ParametrizedAttribute, TypeAttribute):
+    """``!rngd.vrf<[d0, d1, ...], e>``: a tensor in the vector register file,
+    of shape ``[d0, d1, ...]`` (elements, at least one dim, all positive) and
+    element type ``e``.  ``rngd.to_vrf`` stores a stream's elements
+    flattened time-major, so its result's shape is the stream's time dims
+    then packet dims (:meth:`for_stream`; padding dropped).  Spec: ir.md §1,
+    §2; hardware.md §2.6.
+
+    The shapeless spelling ``!rngd.vrf<e>`` of earlier fetchc versions is a
+    parse error that names the shaped one."""
 
     name = "rngd.vrf"
 
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type)
+
+    @classmethod
+    def for_stream(cls, stream: StreamType) -> VrfType:
+        """The VRF tensor ``rngd.to_vrf`` makes of ``stream``: shape
+        ``[time..., packet...]``, the stream's element type."""
+        return cls(stream.time + stream.packet, stream.element_type)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The shape, in elements."""
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.dims)
+
+    @property
+    def elem(self) -> target.ElementType | None:
+        return target.element_type(self.element_type)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the tensor holds in one slice's VRF (:func:`fetchc.target.vrf_bytes`;
+        ``numel`` for a type the hardware lacks, which no verified ``rngd.to_vrf`` makes)."""
+        e = self.elem
+        return target.vrf_bytes(self.numel, e) if e is not None else self.numel
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def dim() -> IntAttr:
+            return parse_dim(parser, "!rngd.vrf")
+
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            if parser.parse_optional_punctuation("[") is None:
+                elem = parser.parse_type()
+                parser.raise_error(
+                    f"!rngd.vrf needs its shape: !rngd.vrf<[d0, d1, ...], {target.type_name(elem)}> (the stream "
+                    "rngd.to_vrf stores, its time dims then packet dims)",
+                    pos,
+                    parser.pos,
+                )
+            dims = parser.parse_comma_separated_list(parser.Delimiter.NONE, dim)
+            parser.parse_punctuation("]")
+            parser.parse_punctuation(",")
+            elem = parser.parse_type()
+        return (ArrayAttr(dims), elem)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"[{', '.join(map(str, self.dims))}], ")
+            printer.print_attribute(self.element_type)
+
+    def verify(self) -> None:
+        if not self.dims:
+            raise VerifyException("a VRF tensor's shape needs at least one dimension")
+        for d in self.dims:
+            if d < 1:
+                raise VerifyException(f"VRF tensor dimensions must be positive, got {d}")
+
+    def spelled(self) -> str:
+        """MLIR spelling, for diagnostics."""
+        return f"!rngd.vrf<[{', '.join(map(str, self.dims))}], {target.type_name(self.element_type)}>"
+
 
 def _same_element(op: Operation, src: Attribute, dst: Attribute, what: str) -> None:
-    s = src.element_type if isinstance(src, (StreamType, _RegFileType)) else src
-    d = dst.element_type if isinstance(dst, (StreamType, _RegFileType)) else dst
+    s = src.element_type if isinstance(src, (StreamType, _RegFileType, VrfType)) else src
+    d = dst.element_type if isinstance(dst, (StreamType, _RegFileType, VrfType)) else dst
     if s != d:
         raise OpError(
             f"{what} element type {target.type_name(d)} differs from the stream's {target.type_name(s)}; "
@@ -306,15 +392,17 @@ class _ToRegFile(IRDLOperation):
     def __init__(self, input: SSAValue, result_type: Attribute):
         super().__init__(operands=[input], result_types=[result_type])
 
-    def verify_(self) -> None:
+    def _result_type(self) -> None:
         src = self.input.type
-        assert isinstance(src, StreamType)
+        _same_element(self, src, self.results[0].type, "result")
+
+    def verify_(self) -> None:
         what = "store {a_t} stream to the TRF" if self.name == "rngd.to_trf" else "store {a_t} stream to the VRF"
         run_checks(
             [
                 lambda: check_stream_operands(self),
                 lambda: check_not_contraction_only(self, self.input, what),
-                lambda: _same_element(self, src, self.results[0].type, "result"),
+                self._result_type,
             ]
         )
 
@@ -329,10 +417,78 @@ class ToTrfOp(_ToRegFile):
 
 @irdl_op_definition
 class ToVrfOp(_ToRegFile):
-    """``rngd.to_vrf``: stage a stream into the vector register file."""
+    """``rngd.to_vrf %s : T -> !rngd.vrf<[time..., packet...], e>``: stage a
+    stream into the vector register file.  The VRF tensor is the stream's
+    elements flattened time-major, padding dropped, of the stream's element
+    type (hardware.md §2.6; :meth:`VrfType.for_stream`); ``result_type``
+    defaults to that.  The kernel's VRF budget is checked per function
+    (:func:`vrf_budget_errors`)."""
 
     name = "rngd.to_vrf"
     result = result_def(VrfType)
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        st = input.type
+        if result_type is None and isinstance(st, StreamType):
+            result_type = VrfType.for_stream(st)
+        assert result_type is not None
+        super().__init__(input, result_type)
+
+    def _result_type(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, VrfType)
+        want = VrfType.for_stream(src)
+        if dst != want:
+            what = "element type" if dst.dims == want.dims else "shape"
+            raise OpError(
+                f"stores {src.spelled()} into the VRF as {want.spelled()} (the stream's elements time-major, "
+                f"[time..., packet...], of its element type), but its result type {dst.spelled()} has another "
+                f"{what}: write -> {want.spelled()}"
+            )
+
+
+def vrf_tensors(fn: Operation) -> list[tuple[ToVrfOp, VrfType]]:
+    """Every ``rngd.to_vrf`` of the function ``fn`` (in walk order) with its
+    VRF tensor type: what the kernel's VRF holds (hardware.md §2.6)."""
+    from fetchc.rewriting import walk
+
+    return [(op, op.result.type) for op in walk(fn) if isinstance(op, ToVrfOp) and isinstance(op.result.type, VrfType)]
+
+
+def vrf_budget_errors(fn: Operation) -> list[tuple[Operation, str]]:
+    """hardware.md §2.6: the VRF tensors of the kernel ``fn`` (a ``func.func``;
+    every ``rngd.to_vrf`` in it, counted as live for the whole kernel) hold
+    at most :data:`fetchc.target.VRF_BYTES` per slice.  Returns ``[(the
+    rngd.to_vrf that crosses the budget, message)]`` (the message names every
+    VRF tensor's size and the total, :func:`fetchc.target.vrf_budget_problem`),
+    or ``[]``.  Called by the driver with the function-level rules
+    (:func:`fetchc.dialects.fetch_chain.signature_errors`)."""
+    vrfs = vrf_tensors(fn)
+    total = 0
+    for op, t in vrfs:
+        before = total
+        total += t.nbytes
+        if total > target.VRF_BYTES:
+            problem = target.vrf_budget_problem((vrf_label(v), vt.nbytes) for v, vt in vrfs)
+            assert problem is not None
+            return [
+                (
+                    op,
+                    f"crosses the VRF budget: {problem}; the VRF tensors before it leave "
+                    f"{max(0, target.VRF_BYTES - before)} bytes for its {t.nbytes} (stage fewer elements per "
+                    "slice, e.g. fewer rows per slice with more rngd.slices)",
+                )
+            ]
+    return []
+
+
+def vrf_label(op: ToVrfOp) -> str:
+    """How a VRF tensor is named in the budget's messages: its SSA name
+    (``%v``) and type, or its type alone."""
+    t = op.result.type
+    spelled = t.spelled() if isinstance(t, VrfType) else str(t)
+    name = op.result.name_hint
+    return f"%{name} {spelled}" if name else spelled
 
 
 @irdl_op_definition
@@ -408,15 +564,20 @@ class BlockScaleOp(IRDLOperation):
     """``rngd.block_scale %x, %s {block = B}`` (Vector Engine): multiply
     each element of the f32 stream ``%x`` by its block's scale.
 
-    ``%s`` has ``%x``'s context and time shape and its packet shape with the
-    innermost dim divided by ``B``; its elements are ``f32`` (an NVFP4 block
-    scale already widened by the adapter's cast) or ``f8E8M0FNU`` (an MXFP4
-    exponent, decoded as ``2^(e-127)``, ``0xFF`` → NaN).  Result: f32,
-    ``%x``'s type.  Spec: hardware.md §4 (block scale first)."""
+    ``%s`` is either a stream in lockstep (``%x``'s context and time shape,
+    its packet shape with the innermost dim divided by ``B``) or a VRF
+    tensor (``!rngd.vrf``, any shape) of ``numel(%x) / B`` scales, scale
+    ``j`` for the ``j``-th block of ``B`` consecutive values of ``%x``
+    flattened time-major (hardware.md §2.6, §4a); either way ``B`` divides
+    ``%x``'s innermost packet dim, so blocks never straddle packets.  Its
+    elements are ``f32`` (an NVFP4 block scale already widened by the
+    adapter's cast) or ``f8E8M0FNU`` (an MXFP4 exponent, decoded as
+    ``2^(e-127)``, ``0xFF`` → NaN): :data:`fetchc.target.VECTOR_SCALE_TYPES`.
+    Result: f32, ``%x``'s type.  Spec: hardware.md §4 (block scale first)."""
 
     name = "rngd.block_scale"
     input = operand_def(StreamType)
-    scale = operand_def(StreamType)
+    scale = operand_def()  # a StreamType or a VrfType: verify_ says which it must be
     result = result_def(StreamType)
     block = prop_def(IntegerAttr)
 
@@ -428,16 +589,31 @@ class BlockScaleOp(IRDLOperation):
 
     def verify_(self) -> None:
         x, s, r = self.input.type, self.scale.type, self.result.type
-        assert isinstance(x, StreamType) and isinstance(s, StreamType) and isinstance(r, StreamType)
+        assert isinstance(x, StreamType) and isinstance(r, StreamType)
         b = self.block.value.data
 
         def types() -> None:
             if x.elem != target.F32 or r != x:
                 raise OpError("scales an f32 stream into an f32 stream of the same type")
-            if s.elem not in (target.F32, target.F8E8M0FNU):
-                raise OpError(f"block scales must be f32 or f8E8M0FNU, not {target.type_name(s.element_type)}")
+            if not isinstance(s, (StreamType, VrfType)):
+                raise OpError(
+                    f"takes its block scales from a !fetch.stream in lockstep or a !rngd.vrf tensor, not "
+                    f"{target.type_name(s)}"
+                )
+            if target.element_type(s.element_type) not in target.VECTOR_SCALE_TYPES:
+                legal = " or ".join(t.name for t in target.VECTOR_SCALE_TYPES)
+                raise OpError(f"block scales must be {legal}, not {target.type_name(s.element_type)}")
             if b < 1 or x.packet[-1] % b:
                 raise OpError(f"block {b} does not divide the innermost packet dim {x.packet[-1]}")
+            if isinstance(s, VrfType):
+                want_n = x.numel // b
+                if s.numel != want_n:
+                    raise OpError(
+                        f"its VRF block scales hold {s.numel} scales ({s.spelled()}), but {x.numel} values in "
+                        f"blocks of {b} need {want_n}: one scale per block, in the values' stream order "
+                        f"(e.g. !rngd.vrf<[{want_n}], {target.type_name(s.element_type)}>)"
+                    )
+                return
             want = x.packet[:-1] + (x.packet[-1] // b,)
             if s.ctx != x.ctx or s.time != x.time or s.packet != want:
                 raise OpError(
@@ -483,6 +659,69 @@ class TensorScaleOp(IRDLOperation):
             [
                 lambda: check_stream_operands(self),
                 lambda: check_not_contraction_only(self, self.input, "scale {a_t} stream in the Vector Engine"),
+                lambda: check_linear_uses(self),
+                types,
+            ]
+        )
+
+
+@irdl_op_definition
+class CastEngineOp(IRDLOperation):
+    """``rngd.cast %x : !fetch.stream<c, [t], [p], f32> -> !fetch.stream<c,
+    [t], [p], bf16>``: the Cast Engine narrows an ``f32`` stream to ``bf16``
+    (hardware.md §2.6; the furiosa-opt book's ``.cast()``): round to nearest
+    even, a subnormal result becomes a zero of its sign, NaN becomes
+    ``0x7FC0``, overflow gives ±inf (§2.2a, the rule of the adapter's cast
+    code 6).  Context, time and packet shape are unchanged (the packet is
+    re-padded to one flit in flight; nothing else in the type changes).
+    Narrowings: :data:`fetchc.target.CAST_ENGINE` (``f32 → bf16`` only).
+
+    It takes any ``f32`` stream a ``fetch``/``rngd`` op produced: Vector
+    Engine results, and a stream straight from the adapter too, since the
+    Cast Engine sits after the Collect Engine whatever feeds it (an ``e2m1 →
+    bf16`` decode needs it: the adapter's one cast stage is spent on
+    ``f8E4M3FN → f32``)."""
+
+    name = "rngd.cast"
+    input = operand_def(StreamType)
+    result = result_def(StreamType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        st = input.type
+        if result_type is None and isinstance(st, StreamType):
+            result_type = st.with_element(target.mlir_type(target.BF16))
+        assert result_type is not None, "rngd.cast of a value that is not a stream needs its result type"
+        init_op(self, [input], [result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        assert isinstance(src, StreamType) and isinstance(dst, StreamType)
+
+        def types() -> None:
+            outs = target.cast_engine_outputs(src.elem)
+            if not outs:
+                raise OpError(
+                    f"narrows {target.type_name(src.element_type)}, but the Cast Engine takes "
+                    f"{target.cast_engine_text()} only: give it an f32 stream (a Vector Engine result, or widen with "
+                    "fetch.cast in the adapter)"
+                )
+            if dst.elem not in outs:
+                raise OpError(
+                    f"narrows {target.type_name(src.element_type)} to {target.type_name(dst.element_type)}, but the "
+                    f"Cast Engine takes {target.cast_engine_text()} only"
+                )
+            if src.ctx != dst.ctx or src.time != dst.time or src.packet != dst.packet:
+                raise OpError(
+                    f"changes the stream from {src.spelled()} to {dst.spelled()}; the Cast Engine keeps the context "
+                    f"and shapes and changes only the element type: write -> "
+                    f"{src.with_element(dst.element_type).spelled()}"
+                )
+
+        run_checks(
+            [
+                lambda: check_stream_operands(self),
+                lambda: check_not_contraction_only(self, self.input, "narrow an {t} stream in the Cast Engine"),
                 lambda: check_linear_uses(self),
                 types,
             ]
@@ -595,6 +834,7 @@ Rngd = Dialect(
         ContractOuterOp,
         BlockScaleOp,
         TensorScaleOp,
+        CastEngineOp,
         ScratchOp,
     ],
     [TrfType, VrfType],

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from fetchc import target
 
-__all__ = ["StreamType", "stream_type"]
+__all__ = ["StreamType", "parse_dim", "stream_type"]
 
 
 @irdl_attr_definition
@@ -80,11 +80,7 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         def dim() -> IntAttr:
-            pos = parser.pos
-            d = parser.parse_integer(allow_boolean=False)
-            if d < 1:
-                parser.raise_error(f"!fetch.stream dimensions must be positive, got {d}", pos, parser.pos)
-            return IntAttr(d)
+            return parse_dim(parser, "!fetch.stream")
 
         def shape(what: str) -> ArrayAttr[IntAttr]:
             pos = parser.pos
@@ -126,6 +122,16 @@ class StreamType(ParametrizedAttribute, TypeAttribute):
         """MLIR spelling, for diagnostics."""
         time, packet = ", ".join(map(str, self.time)), ", ".join(map(str, self.packet))
         return f"!fetch.stream<{self.ctx}, [{time}], [{packet}], {target.type_name(self.element_type)}>"
+
+
+def parse_dim(parser: AttrParser, type_name: str) -> IntAttr:
+    """One dimension of a shape list of the type ``type_name`` (``!fetch.stream``,
+    ``!rngd.vrf``): a positive integer, else a parse error at it."""
+    pos = parser.pos
+    d = parser.parse_integer(allow_boolean=False)
+    if d < 1:
+        parser.raise_error(f"{type_name} dimensions must be positive, got {d}", pos, parser.pos)
+    return IntAttr(d)
 
 
 def stream_type(v: SSAValue) -> StreamType | None:

@@ -11,12 +11,16 @@
 // fetch-split-scaling lowers fetch.dequant {format = "mxfp4"} to
 //
 //   * the codes' fetch + paired lookup (e2m1 -> f8E4M3FN) + cast (-> f32):
-//     program "dequant_mxfp4/0";
-//   * a fetch of the raw f8E8M0FNU exponents, one per 32 codes, with no
-//     adapter stage (the adapter has no e8m0 cast): program
-//     "dequant_mxfp4/1";
-//   * rngd.block_scale, which decodes 2^(e-127) and multiplies, in the Vector
-//     Engine.  There is no rngd.tensor_scale: MXFP4 has no tensor scale.
+//     program "dequant_mxfp4/0", on the main Fetch Unit;
+//   * the raw f8E8M0FNU exponents, one per 32 codes, staged once through the
+//     sub Fetch Unit into the VRF (hardware.md §4a): a sub-context fetch with
+//     no adapter stage (the adapter has no e8m0 cast), 8-byte reads, 32
+//     exponents (one flit) a packet, then rngd.collect and rngd.to_vrf:
+//     program "dequant_mxfp4/1".  The 2048 exponents of a slice take 2 KiB
+//     of its 8 KiB VRF (one byte each: the Vector Engine decodes them);
+//   * rngd.block_scale, which reads the VRF, decodes 2^(e-127) and
+//     multiplies, in the Vector Engine.  There is no rngd.tensor_scale:
+//     MXFP4 has no tensor scale.
 //
 // The weight does not fit one slice's 512 KiB of DM (hardware.md §1a), so the
 // kernel runs on rngd.slices = 256 slices, SPMD (ir.md §2a): each slice holds
@@ -35,7 +39,8 @@
 // `fetchc run` takes and returns the whole tensors.
 //
 // Read pattern: each row is 64 packets of 64 codes (2 MXFP4 blocks per
-// packet); the scale fetch reads the 2 matching exponents per packet.
+// packet).  The exponents are read in the same order, 32 to a packet: the
+// Vector Engine takes exponent j for block j of the codes' stream.
 //
 // Compile:  fetchc mxfp4_dequant_f32.mlir -o mxfp4.bin && fetchc dis mxfp4.bin
 //
@@ -43,8 +48,12 @@
 //     [65536 : 1] : 64 (the 16 contiguous rows merge into one entry),
 //     table_lookup + type_conversion 3, fetch_size 4, 8 words per packet,
 //     flit_count 8.
-//   program 1 "dequant_mxfp4/1": main, f8E8M0FNU -> f8E8M0FNU,
-//     base 0x8000, [2048 : 1] : 2, fetch_size 2, no stages, flit_count 1.
+//   program 1 "dequant_mxfp4/1": sub, f8E8M0FNU -> f8E8M0FNU,
+//     base 0x8000, [2048 : 1] : 32, fetch_size 8 (the sub unit's fixed
+//     read), 4 words per packet, no stages, flit_count 1: 256 reads on the
+//     sub Fetch Unit, beside the codes' 8192 on the main one.  (Before
+//     fetch-split-scaling staged scales, it was a main-context program,
+//     [2048 : 1] : 2, fetch_size 2: 1024 more reads on the main unit.)
 
 func.func @dequant_mxfp4(%codes: memref<16x4096xf4E2M1FN> {rngd.slice_dim = 0 : i64},
                          %escale: memref<16x128xf8E8M0FNU> {rngd.slice_dim = 0 : i64},

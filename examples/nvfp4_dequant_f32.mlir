@@ -14,7 +14,8 @@
 //   * the codes' fetch + paired table lookup (e2m1 -> f8E4M3FN, exact)
 //     + cast (f8E4M3FN -> f32, exact): program "dequant_nvfp4/0";
 //   * a fetch of the block scales, one f8E4M3FN per 16 codes, cast to f32:
-//     program "dequant_nvfp4/1", inserted right after the codes' fetch;
+//     program "dequant_nvfp4/1", inserted right after the codes' fetch, on
+//     the main Fetch Unit in lockstep with the codes (see below);
 //   * rngd.block_scale (x * f32(bscale)) and rngd.tensor_scale (* gscale) in
 //     the Vector Engine: the scales are never folded into the static table.
 //
@@ -39,6 +40,23 @@
 //
 // Read pattern: each row is 64 packets of 64 codes (4 NVFP4 blocks per
 // packet); the scale fetch reads the 4 matching block scales per packet.
+//
+// Why lockstep: fetch-split-scaling stages block scales once through the sub
+// Fetch Unit into the VRF when they fit (hardware.md §4a), but a slice's
+// 4096 scales take 16 KiB as f32, and one slice's VRF holds 8 KiB.  So the
+// compile says, as a remark at the dequant (and in the function's
+// rngd.remarks):
+//
+//   nvfp4_dequant_f32.mlir:80:8: remark: 'fetch.dequant' op fetches its block
+//   scales in lockstep with the codes, 1024 reads of 4 bytes on the main
+//   Fetch Unit beside the codes' reads, instead of staging them once through
+//   the sub Fetch Unit into the VRF: staged (512 reads of 8 bytes on the sub
+//   Fetch Unit) they would take 16384 bytes of VRF (!rngd.vrf<[16, 32, 8],
+//   f32>), but one slice's VRF holds 8192 bytes
+//
+// With 8 rows a slice (rngd.slices = 512, the memrefs 8 x ...) the scales
+// would take exactly 8 KiB and go through the VRF, as in
+// gemma_nvfp4_mlp_decode.mlir and mxfp4_dequant_f32.mlir.
 //
 // Compile:  fetchc nvfp4_dequant_f32.mlir -o nvfp4.bin && fetchc dis nvfp4.bin
 //

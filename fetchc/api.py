@@ -120,7 +120,12 @@ def compile(
     bytes identical to an uncached compile) unless ``cache=False`` or
     ``FETCHC_NO_CACHE=1``.  Raises :class:`fetchc.diagnostics.DiagnosticError`
     whose ``.diagnostics`` explain any parse, verifier or pass error
-    (render them with :func:`fetchc.diagnostics.render_all`)."""
+    (render them with :func:`fetchc.diagnostics.render_all`).  A pass's
+    remarks (``fetch-split-scaling`` fetching a dequant's block scales in
+    lockstep) are not errors and are not raised: the command prints them;
+    here each kernel's are in its function attribute ``rngd.remarks`` of
+    :attr:`CompileResult.module` (``fetchc.driver.run_pipeline`` returns them
+    as diagnostics)."""
     from fetchc.driver import DEFAULT_PIPELINE
     from fetchc.process import gc_paused
 
@@ -207,8 +212,8 @@ def compile_parsed(module: ModuleOp, ctx, passes, *, checked: bool = False) -> C
     write_names(module)
     try:
         sb, data = emit_seqbin(module)
-    except DiagnosticError as e:
-        return Compiled(e.diagnostics, module=module)
+    except DiagnosticError as e:  # after the passes' remarks
+        return Compiled(list(result.diagnostics) + e.diagnostics, module=module)
     return Compiled(list(result.diagnostics), sb, data, module)
 
 

@@ -32,17 +32,19 @@ Pieces:
   ``cast``, ``zp_sub``, ``convert``, ``dequant``) and
   feeds the ``rngd`` engine ops (``switch``, ``collect``, ``commit``,
   ``to_trf``, ``to_vrf``, ``transpose``, ``contract_outer``,
-  ``block_scale``, ``tensor_scale``).  Each call builds one op and returns
-  the stream it produces.
+  ``block_scale``, ``tensor_scale``, ``narrow``).  Each call builds one op
+  and returns the stream it produces.
 
 **Type inference.**  Context, time and packet shape flow from the fetch
 through every stage.  Element types come from :mod:`fetchc.target` and
 the ops' own helpers: ``lookup()`` takes the one table keyed by the input
 type (``f4E2M1FN`` has two, so it needs ``to=``), ``cast()`` the one cast
 from the input type, ``zp_sub(zp)`` the widened type, ``dequant`` gives
-``f32`` and infers the format from the block-scale type, ``contract_outer``
-the accumulator type of the operand table (hardware.md §2.6),
-``collect(flits=True)`` the flit form (hardware.md §2.5).  When there is nothing or more than one thing to
+``f32`` (or ``bf16`` with ``to="bf16"``) and infers the format from the
+block-scale type, ``contract_outer`` the accumulator type of the operand
+table (hardware.md §2.6), ``collect(flits=True)`` the flit form (hardware.md
+§2.5), ``to_vrf`` the VRF tensor's shape, ``narrow`` the Cast Engine's
+``bf16``.  When there is nothing or more than one thing to
 infer, the call raises a :class:`~fetchc.diagnostics.DiagnosticError`
 that says what to pass.
 
@@ -127,6 +129,7 @@ from fetchc.diagnostics import Diagnostic, DiagnosticError
 from fetchc.dialects.fetch import CastOp, ConvertOp, DequantOp, FetchOp, MaskOp, TableLookupOp, ZpSubOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
+    CastEngineOp,
     CollectOp,
     CommitOp,
     ContractOuterOp,
@@ -1072,20 +1075,23 @@ class Stream:
         *,
         format: str | None = None,
         scale_base: int | None = None,
+        to: TypeLike = "f32",
         loc: LocLike = None,
     ) -> Stream:
         """``fetch.dequant``: decode this ``f4E2M1FN`` stream (straight from
         a fetch) with the block scales ``bscale`` (a memref ``(rows, cols /
         block)``) and, for NVFP4, the ``f32`` tensor scale ``gscale``
-        (hardware.md §4).  Result: an ``f32`` stream of the same shape.
+        (hardware.md §4).  Result: a stream of the same shape, of ``to``:
+        ``"f32"`` (default) or ``"bf16"`` (the f32 result narrowed by the
+        Cast Engine, hardware.md §2.6).
         ``format``: ``"nvfp4"`` or ``"mxfp4"``, default the format whose
         block-scale type ``bscale`` holds (``f8E4M3FN`` → nvfp4,
         ``f8E8M0FNU`` → mxfp4).  ``scale_base`` (bytes): the block scales'
         DM address when not from their placement.  Raises
         :class:`DiagnosticError` when the format cannot be inferred, and the
         verifier's diagnostic otherwise (scale shape, missing tensor
-        scale, ...); ``TypeError`` for a ``scale_base`` that is not an
-        integer."""
+        scale, a result type other than f32/bf16, ...); ``TypeError`` for a
+        ``scale_base`` that is not an integer."""
         where = self._where(loc)
         scale_base = None if scale_base is None else _number(scale_base, "dequant: scale_base")
         if format is None:
@@ -1101,7 +1107,7 @@ class Stream:
                     where,
                 )
             format = inferred.name
-        result = DequantOp.result_type(self.type)
+        result = self._retyped(as_type(to))
         return self._stream(lambda: DequantOp(self.value, bscale, gscale, format, result, scale_base), where)
 
     # -- engines (ir.md §2, rngd dialect) ----------------------------------
@@ -1164,9 +1170,13 @@ class Stream:
 
     def to_vrf(self, *, loc: LocLike = None) -> SSAValue:
         """``rngd.to_vrf``: stage the stream into the vector register file;
-        returns the ``!rngd.vrf<elem>`` value."""
+        returns the ``!rngd.vrf<[time..., packet...], elem>`` value (the
+        stream's elements time-major, hardware.md §2.6), for
+        :meth:`block_scale` or :meth:`KernelBuilder.ret`.  A kernel whose
+        VRF tensors exceed 8 KiB per slice is reported when it is finished
+        (:meth:`ModuleBuilder.finish`)."""
         where = self._where(loc)
-        t = VrfType(self.type.element_type)
+        t = VrfType.for_stream(self.type)
         return self._kernel._emit(lambda: ToVrfOp(self.value, t), where).results[0]
 
     def contract_outer(self, weights: SSAValue, *, loc: LocLike = None) -> Stream:
@@ -1181,31 +1191,54 @@ class Stream:
         st = ContractOuterOp.result_type(self.type)
         return self._stream(lambda: ContractOuterOp(self.value, weights, st), where)
 
-    def block_scale(self, scale: Stream, block: int | None = None, *, loc: LocLike = None) -> Stream:
+    def block_scale(self, scale: Stream | SSAValue, block: int | None = None, *, loc: LocLike = None) -> Stream:
         """``rngd.block_scale`` (Vector Engine): multiply this ``f32`` stream
-        by the block scales of the stream ``scale`` (``f32`` or
-        ``f8E8M0FNU``, one per ``block`` elements of the innermost packet
-        dim).  ``block``: default this packet's innermost dim over the
-        scale's.  Raises the verifier's :class:`DiagnosticError` for
+        by the block scales ``scale`` (``f32`` or ``f8E8M0FNU``): a
+        :class:`Stream` in lockstep (one scale per ``block`` elements of the
+        innermost packet dim), or a VRF tensor from :meth:`to_vrf` holding
+        one scale per block of ``block`` consecutive values in this stream's
+        order (hardware.md §4a).  ``block``: default this packet's innermost
+        dim over the scale stream's, or this stream's element count over the
+        VRF tensor's.  Raises the verifier's :class:`DiagnosticError` for
         mismatched shapes or types, ``TypeError`` for a ``block`` that is
         not an integer."""
         where = self._where(loc)
+        value = scale.value if isinstance(scale, Stream) else scale
         if block is not None:
             block = _number(block, "block_scale: block")
         else:
-            mine, theirs = self.type.packet[-1], scale.type.packet[-1]
+            st = value.type
+            if isinstance(st, VrfType):
+                mine, theirs, what = self.type.numel, st.numel, "element count"
+            elif isinstance(st, StreamType):
+                mine, theirs, what = self.type.packet[-1], st.packet[-1], "innermost packet dim"
+            else:
+                raise _infer_error(
+                    BlockScaleOp.name,
+                    f"takes its block scales from a Stream or a !rngd.vrf value, not {target.type_name(st)}",
+                    where,
+                )
             if mine % theirs:
                 raise _infer_error(
                     BlockScaleOp.name,
-                    f"cannot infer the block: the innermost packet dim {mine} is not a multiple of the scale "
-                    f"stream's {theirs}; pass block=",
+                    f"cannot infer the block: the {what} {mine} is not a multiple of the scales' {theirs}; pass block=",
                     where,
                 )
             block = mine // theirs
-        return self._stream(lambda: BlockScaleOp(self.value, scale.value, block), where)
+        return self._stream(lambda: BlockScaleOp(self.value, value, block), where)
 
     def tensor_scale(self, scale: SSAValue, *, loc: LocLike = None) -> Stream:
         """``rngd.tensor_scale`` (Vector Engine): multiply this ``f32``
         stream by the ``f32`` scalar ``scale`` (e.g. a kernel argument)."""
         where = self._where(loc)
         return self._stream(lambda: TensorScaleOp(self.value, scale), where)
+
+    def narrow(self, to: TypeLike = "bf16", *, loc: LocLike = None) -> Stream:
+        """``rngd.cast``: the Cast Engine narrows this ``f32`` stream to
+        ``to`` (``bf16``, the only narrowing it has; hardware.md §2.6), same
+        context and shapes.  Raises the verifier's :class:`DiagnosticError`
+        for another input or output type (it lists what the Cast Engine
+        takes)."""
+        where = self._where(loc)
+        out = as_type(to)
+        return self._stream(lambda: CastEngineOp(self.value, self._retyped(out)), where)

@@ -436,10 +436,10 @@ def _run_uncached(args, ctx, passes, filename: str, module, checked: bool):
         )
     if not result.ok or args.verify_diagnostics:
         return Compiled(result.diagnostics, module=module)
-    try:
+    try:  # the passes' remarks, then what emitting says
         out, warnings, sb = _emit(module, args.emit, args.print_op_generic, args.mlir_print_debuginfo, filename)
     except DiagnosticError as e:
-        return Compiled(e.diagnostics, module=module)
+        return Compiled(result.diagnostics + e.diagnostics, module=module)
     return Compiled(result.diagnostics + warnings, sb, out, module)
 
 

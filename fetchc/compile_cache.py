@@ -38,10 +38,21 @@ input only through the parser: everything below works on the parsed IR.
   does.
 * **Checked on the way in.**  Only the kernels no fragment answers are
   compiled (one of each key; the module with every other function erased);
-  their fragments are stored only if the compile reported nothing and
-  stamping each fragment back onto its own kernel gives exactly the part
-  compiled.  Anything else, and any diagnostic, makes the input compile
-  uncached from a fresh parse.
+  their fragments are stored only if the compile reported nothing but
+  remarks (below) and stamping each fragment back onto its own kernel gives
+  exactly the part compiled.  Anything else, and any other diagnostic,
+  makes the input compile uncached from a fresh parse.
+* **Remarks are replayed.**  A pass's remarks (``fetch-split-scaling``'s
+  lockstep fallback) do not keep a kernel out: each is stored with its
+  entry as the index of the op it is at (the one op of the key's walk at
+  its file position, with that op's location, as for a program's ``loc``)
+  and its text, which must name nothing the key erases; a hit makes it
+  again at this input's op (:meth:`_Kernel.remark`: its ``file:line:col``
+  and location attribute, so rendering adds the same notes).  The driver
+  reports remarks kernel by kernel (:func:`fetchc.driver.run_pipeline`),
+  so a hit's diagnostics are an uncached compile's, line for line.  A
+  compile that reports one is never stored as a whole input (the
+  in-process memo, the command's ``inputs/``).
 
 Where: in process, a bounded LRU (:data:`MEMORY_ENTRIES` fragments and
 :data:`MEMORY_INPUTS` whole inputs), for :func:`fetchc.compile`; on disk, for
@@ -71,7 +82,7 @@ from fetchc import __version__, cachedir
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.dialects.func import FuncOp
-    from xdsl.ir import Operation
+    from xdsl.ir import Attribute, Operation
     from xdsl.passes import ModulePass
 
     from fetchc.diagnostics import Diagnostic
@@ -109,7 +120,7 @@ MEMORY_INPUTS = 256
 """Whole inputs (text, file name, pipeline, environment → bytes) kept in process."""
 DISK_BYTES = 256 << 20
 """Most bytes of entries kept on disk, per kind (``kernels/``, ``inputs/``)."""
-_MAGIC = b"FETCHC-KERNEL-2\0"
+_MAGIC = b"FETCHC-KERNEL-3\0"
 _WHOLE_MAGIC = b"FETCHC-SEQBIN-2\0"
 _PLACEHOLDER = "_"
 _KERNELS, _INPUTS = "kernels", "inputs"
@@ -258,6 +269,7 @@ class _Kernel:
     arg_names: list[str]
     _locs: list[str | None] = field(default_factory=list)
     _arg_locs: set[str] = field(default_factory=set)
+    _loc_attrs: list[Attribute] = field(default_factory=list)
 
     def loc(self, k: int) -> str | None:
         """The MANIFEST ``loc`` of an op at the ``k``-th op's location
@@ -276,6 +288,7 @@ class _Kernel:
         from fetchc.frontend.locations import file_line_col, loc_text, location_of, op_location
 
         self._locs = [loc_text(op) if op_location(op) is not None else None for op in self.ops]
+        self._loc_attrs = [op.location for op in self.ops]
         for op in self.ops:
             for region in op.regions:
                 for block in region.blocks:
@@ -293,14 +306,69 @@ class _Kernel:
         found = [i for i, text in enumerate(self._locs) if text == loc]
         return found[0] if len(found) == 1 else None
 
+    def remark(self, remark: _Remark) -> Diagnostic:
+        """The diagnostic of a stored remark at this kernel's op ``remark.op``,
+        as :func:`~fetchc.frontend.locations.op_error` makes a pass's remark
+        (the op's first file position, and its location attribute for the
+        ``called from`` / ``fused with`` notes rendering adds).  Raises
+        ``LookupError`` when that op has no file position."""
+        from fetchc.diagnostics import Diagnostic
+        from fetchc.frontend.locations import location_of
+
+        if self.loc(remark.op) is None:
+            raise LookupError(remark.op)
+        attr = self._loc_attrs[remark.op]
+        return Diagnostic("remark", remark.message, location_of(attr), location=attr)
+
+    def remark_of(self, d: Diagnostic) -> _Remark | None:
+        """``d`` as a remark to store: None unless it is a remark without
+        notes at the file position of exactly one op of the kernel (and no
+        block argument), with that op's location, whose text names nothing
+        the key erases (:func:`_names_something`), so that :meth:`remark`
+        gives it back for this kernel and, for another kernel of the same
+        key, the remark its compile makes."""
+        from fetchc.frontend.locations import file_line_col
+
+        if d.severity != "remark" or d.notes or d.loc is None or _names_something(d.message, self):
+            return None
+        k = self.op_at(file_line_col(d.loc))
+        if k is None or self._loc_attrs[k] != d.location:
+            return None
+        found = _Remark(k, d.message)
+        return found if self.remark(found) == d else None
+
+
+def _names_something(message: str, kernel: _Kernel) -> bool:
+    """Whether a remark's text may name what the key erases (so that a hit
+    could not print it as this input's compile would): an SSA value or a
+    symbol (``%``, ``@``), a file position (``file:line:col``), or the
+    kernel's function or tensor names quoted (``'w'``, ``"w"``).  A remark
+    of fetchc's passes names none (``fetch-split-scaling``'s says what the
+    scales cost in reads and bytes)."""
+    if "%" in message or "@" in message or re.search(r":\d+:\d+", message):
+        return True
+    return any(f"'{n}'" in message or f'"{n}"' in message for n in (kernel.name, *kernel.arg_names))
+
+
+@dataclass(frozen=True)
+class _Remark:
+    """A remark a cached kernel's compile made (a pass's, ``rngd.remarks``
+    of ``fetch-split-scaling``'s lockstep fallback): at the ``op``-th op of
+    the key's walk, its text ``message`` (``'fetch.dequant' op ...``)."""
+
+    op: int
+    message: str
+
 
 @dataclass(frozen=True)
 class _Entry:
-    """A cached kernel: its fragment and the module-level symbols its
-    compiled form refers to."""
+    """A cached kernel: its fragment, the module-level symbols its compiled
+    form refers to, and the remarks its compile made, in order (a hit
+    replays them, :meth:`_Kernel.remark`)."""
 
     fragment: SeqBin
     symbols: tuple[str, ...]
+    remarks: tuple[_Remark, ...] = ()
 
 
 def _stamp(fragment: SeqBin, kernel: _Kernel) -> SeqBin:
@@ -495,9 +563,7 @@ class KernelCache:
         self._remember(key, entry)
         root = cachedir.cache_dir() if self.disk else None
         if root is not None:
-            from fetchc.seqbin import write
-
-            payload = key.encode() + b"\0" + _encode_symbols(entry.symbols) + write(entry.fragment)
+            payload = _encode_entry(key, entry)
             if cachedir.write_entry_at(root, (_KERNELS, key[:2]), key + ".fsq", _MAGIC, payload):
                 _maybe_prune(root, _KERNELS)
 
@@ -607,12 +673,16 @@ class KernelCache:
         """Compile ``module``, whose top level is ``kernels`` (one of each
         key), and store their entries.  Returns the compile and the new
         entries by key; None instead of the entries (and nothing stored)
-        when the compile reported anything or a fragment does not stamp
-        back to exactly what was compiled."""
+        when the compile reported anything but remarks it can replay
+        (:func:`_remarks_by_kernel`) or a fragment does not stamp back to
+        exactly what was compiled."""
         for k in kernels:
             k.loc(0)  # read every location before the passes rewrite the ops
         compiled = run(module, True)
-        if compiled.diagnostics or not compiled.ok or compiled.seqbin is None or compiled.module is None:
+        if not compiled.ok or compiled.seqbin is None or compiled.module is None:
+            return compiled, None
+        remarks = _remarks_by_kernel(compiled.diagnostics, kernels)
+        if remarks is None:
             return compiled, None
         from xdsl.dialects.builtin import StringAttr
 
@@ -624,23 +694,25 @@ class KernelCache:
             s.data for op in compiled.module.ops if isinstance(s := op.properties.get("sym_name"), StringAttr)
         } - names  # fmt: skip
         new: dict[str, _Entry] = {}
-        for k, part in zip(kernels, parts, strict=True):
+        for k, part, rs in zip(kernels, parts, remarks, strict=True):
             fragment = _unstamp(part, k)
             try:
                 if fragment is None or _stamp(fragment, k) != part:
                     return compiled, None
             except (LookupError, ValueError):
                 return compiled, None
-            new[k.key] = _Entry(fragment, _symbols_referenced(k.func, created))
+            new[k.key] = _Entry(fragment, _symbols_referenced(k.func, created), rs)
         for key, entry in new.items():
             self.put(key, entry)
         return compiled, new
 
     def _answer(self, kernels: list[_Kernel], entries: dict) -> Compiled | None:
-        """The input's ``seq.bin`` stamped and merged from ``entries``, or
-        None when a kernel is named like a symbol an entry's compiled form
-        refers to (the uncached compile must say what that does) or the
-        result does not serialise."""
+        """The input's ``seq.bin`` stamped and merged from ``entries``, with
+        their remarks at this input's ops, kernel by kernel (the order
+        :func:`fetchc.driver.run_pipeline` reports them in); or None when a
+        kernel is named like a symbol an entry's compiled form refers to
+        (the uncached compile must say what that does) or the result does
+        not serialise."""
         from fetchc.seqbin import SeqBinError, write
 
         names = {k.name for k in kernels}
@@ -648,48 +720,88 @@ class KernelCache:
             return None
         try:
             sb = merge([_stamp(entries[k.key].fragment, k) for k in kernels])
-            return Compiled([], sb, write(sb))
+            remarks = [k.remark(r) for k in kernels for r in entries[k.key].remarks]
+            return Compiled(remarks, sb, write(sb))
         except (SeqBinError, LookupError, ValueError):
             return None
 
 
-def _encode_symbols(symbols: Sequence[str]) -> bytes:
-    out = [struct.pack("<I", len(symbols))]
-    for s in symbols:
-        data = s.encode("utf-8", "surrogatepass")
-        out.append(struct.pack("<I", len(data)) + data)
-    return b"".join(out)
+def _remarks_by_kernel(diagnostics: Sequence[Diagnostic], kernels: list[_Kernel]) -> list[tuple[_Remark, ...]] | None:
+    """The remarks among a compile's ``diagnostics``, per kernel of
+    ``kernels`` (the compiled module's top level, in order), to store with
+    each; None when a diagnostic is not a remark the cache can replay
+    exactly (:meth:`_Kernel.remark_of`: at an op of exactly one kernel) or
+    they are not in kernel order, as the driver reports them."""
+    out: list[list[_Remark]] = [[] for _ in kernels]
+    last = 0
+    for d in diagnostics:
+        found = [(i, r) for i, k in enumerate(kernels) if (r := k.remark_of(d)) is not None]
+        if len(found) != 1 or found[0][0] < last:
+            return None
+        last, remark = found[0]
+        out[last].append(remark)
+    return [tuple(rs) for rs in out]
+
+
+def _encode_entry(key: str, entry: _Entry) -> bytes:
+    """A ``kernels/`` payload: the key, NUL, the symbols (a u32 count, each
+    a u32 byte count and UTF-8), the remarks (a u32 count, each a u32 op
+    index and its text as a symbol is), then the fragment's ``seq.bin``."""
+    from fetchc.seqbin import write
+
+    out = [key.encode() + b"\0", struct.pack("<I", len(entry.symbols))]
+    out += [_encode_text(s) for s in entry.symbols]
+    out.append(struct.pack("<I", len(entry.remarks)))
+    out += [struct.pack("<I", r.op) + _encode_text(r.message) for r in entry.remarks]
+    return b"".join(out) + write(entry.fragment)
+
+
+def _encode_text(text: str) -> bytes:
+    data = text.encode("utf-8", "surrogatepass")
+    return struct.pack("<I", len(data)) + data
 
 
 def _decode_entry(key: str, data: bytes) -> _Entry | None:
-    """The entry of a ``kernels/`` payload (key, NUL, symbols, fragment
-    ``seq.bin``), or None when it is another key's, malformed, or a
-    ``seq.bin`` the validating reader refuses."""
+    """The entry of a ``kernels/`` payload (:func:`_encode_entry`), or None
+    when it is another key's, malformed, or a ``seq.bin`` the validating
+    reader refuses."""
     from fetchc.seqbin import SeqBinError, read
 
     prefix = key.encode() + b"\0"
     if not data.startswith(prefix):
         return None  # an entry of another key under this name
-    pos = len(prefix)
     try:
-        (n,) = struct.unpack_from("<I", data, pos)
-        pos += 4
-        if n > (len(data) - pos) // 4:
-            return None  # more symbols than the entry has bytes for
-        symbols = []
-        for _ in range(n):
-            (size,) = struct.unpack_from("<I", data, pos)
-            pos += 4
-            if pos + size > len(data):
-                return None
-            symbols.append(data[pos : pos + size].decode("utf-8", "surrogatepass"))
-            pos += size
+        symbols, pos = _decode_list(data, len(prefix), indexed=False)
+        remarks, pos = _decode_list(data, pos, indexed=True)
         fragment = read(data[pos:])
-    except (struct.error, UnicodeDecodeError, SeqBinError):
+    except (ValueError, struct.error, SeqBinError):  # UnicodeDecodeError is a ValueError
         return None  # written by another fetchc, or damaged: a miss
     if fragment.manifest is None or len(fragment.manifest.kernels) != 1:
         return None
-    return _Entry(fragment, tuple(symbols))
+    return _Entry(fragment, tuple(t for _, t in symbols), tuple(_Remark(k, t) for k, t in remarks))
+
+
+def _decode_list(data: bytes, pos: int, indexed: bool) -> tuple[list[tuple[int, str]], int]:
+    """A count, then that many texts (each after a u32 index when
+    ``indexed``) from ``pos``: ``([(index or 0, text), ...], end)``.  Raises
+    ``ValueError`` (or ``struct.error``) when the bytes do not hold them."""
+    (n,) = struct.unpack_from("<I", data, pos)
+    pos += 4
+    if n > (len(data) - pos) // 4:
+        raise ValueError("more items than the entry has bytes for")
+    out = []
+    for _ in range(n):
+        k = 0
+        if indexed:
+            (k,) = struct.unpack_from("<I", data, pos)
+            pos += 4
+        (size,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if pos + size > len(data):
+            raise ValueError("a text runs past the entry")
+        out.append((k, data[pos : pos + size].decode("utf-8", "surrogatepass")))
+        pos += size
+    return out, pos
 
 
 # --------------------------------------------------------------------------

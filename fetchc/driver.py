@@ -548,6 +548,7 @@ def run_pipeline(
     if diags:
         return PipelineResult(module, diags)
     untracked = 0
+    remarks: list[tuple[Diagnostic, Operation]] = []  # the passes' remarks; kept whatever happens next
     for p in passes:
         if before_pass is not None:
             before_pass(p, module)
@@ -558,18 +559,33 @@ def run_pipeline(
             else:
                 p.apply(ctx, module)
         except RecursionError:
-            return PipelineResult(module, [Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")])
+            error = Diagnostic.error(f"pass '{p.name}': the IR is nested too deeply")
+            return PipelineResult(module, _by_kernel(module, remarks) + [error])
         except Exception as err:  # noqa: BLE001 - bad input is a diagnostic, never a traceback
-            return PipelineResult(module, [pass_diagnostic(p, err, module)])
+            remarks += [] if tracker is None else tracker.remarks
+            return PipelineResult(module, _by_kernel(module, remarks) + [pass_diagnostic(p, err, module)])
         if tracker is not None:
             release_erased(tracker.erased)
+            remarks += tracker.remarks
         diags = verify_module(module, None if verify_each or tracker is None else tracker.created)
         if diags:
             for d in diags:
                 d.message += f" (after pass '{p.name}')"
-            return PipelineResult(module, diags)
+            return PipelineResult(module, _by_kernel(module, remarks) + diags)
         if after_pass is not None:
             after_pass(p, module)
         untracked += tracker is None
     release_garbage(untracked)
-    return PipelineResult(module)
+    return PipelineResult(module, _by_kernel(module, remarks))
+
+
+def _by_kernel(module: ModuleOp, remarks: list[tuple[Diagnostic, Operation]]) -> list[Diagnostic]:
+    """The passes' remarks (:func:`fetchc.rewriting.emit_remark`, each with
+    the top-level op it was made in) kernel by kernel, in the order of the
+    module's top level, each kernel's in the order the passes made them (as
+    MLIR orders the diagnostics of function passes run in parallel).  So a
+    kernel's remarks do not depend on the other kernels of its module, which
+    the kernel compile cache relies on when it replays them."""
+    position = {op: i for i, op in enumerate(module.ops)}
+    order = sorted(range(len(remarks)), key=lambda i: (position.get(remarks[i][1], len(position)), i))
+    return [remarks[i][0] for i in order]

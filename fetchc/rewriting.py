@@ -13,11 +13,14 @@ re-verifying only what a pass touched.
 * :class:`FetchcPass` — a pass made of patterns; ``apply_tracked`` reports
   every op it inserts to a listener (:class:`ChangeTracker`), so the driver
   verifies only the ops the pass created.
+* :func:`emit_remark` — a pass's non-fatal remark at an op (MLIR's
+  ``emitRemark``): the driver prints it as ``remark:`` and
+  ``--verify-diagnostics`` matches it with ``expected-remark``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, NoReturn
 
@@ -30,9 +33,9 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, Rewr
 import fetchc.frontend.xdsl_compat  # noqa: F401  # xDSL's patches, for a pass xdsl-opt loads before parsing (%_1)
 
 if TYPE_CHECKING:
-    from fetchc.diagnostics import PassError
+    from fetchc.diagnostics import Diagnostic, PassError
 
-__all__ = ["walk", "apply_pattern", "FetchcPass", "ChangeTracker"]
+__all__ = ["walk", "apply_pattern", "FetchcPass", "ChangeTracker", "PassListener", "emit_remark"]
 
 
 def walk(root: Operation) -> Iterator[Operation]:
@@ -71,21 +74,71 @@ def apply_pattern(
         pattern.match_and_rewrite(op, rewriter)
 
 
+@dataclass(eq=False)
+class PassListener(PatternRewriterListener):
+    """A rewriter listener that also takes a pass's remarks (:func:`emit_remark`):
+    each ``(op, message)`` goes to every ``remark_handler``."""
+
+    remark_handler: list[Callable[[Operation, str], None]] = field(default_factory=list, kw_only=True)
+
+    def handle_remark(self, op: Operation, message: str) -> None:
+        for handler in self.remark_handler:
+            handler(op, message)
+
+
+def emit_remark(listener: PatternRewriterListener, op: Operation, message: str) -> None:
+    """Report a remark at ``op`` (MLIR's ``emitRemark``: not an error, the
+    pass goes on): ``message`` is the text after ``'<op name>' op``.  The
+    driver (:class:`ChangeTracker`) collects it and prints it as
+    ``file:line:col: remark: ...``; under ``xdsl-opt`` (a listener that is
+    not a :class:`PassListener`) it is dropped."""
+    if isinstance(listener, PassListener):
+        listener.handle_remark(op, message)
+
+
 @dataclass
 class ChangeTracker:
-    """Collects the ops a pass creates (inserts) and erases; :attr:`listener`
-    is handed to the pass.  The driver verifies the created ops after the
-    pass (ir.md §4: verify once; ``--verify-each`` verifies everything) and
-    releases the erased ones (:func:`~fetchc.frontend.xdsl_compat.release_erased`)."""
+    """Collects the ops a pass creates (inserts) and erases, and its remarks
+    (:func:`emit_remark`); :attr:`listener` is handed to the pass.  The
+    driver verifies the created ops after the pass (ir.md §4: verify once;
+    ``--verify-each`` verifies everything), releases the erased ones
+    (:func:`~fetchc.frontend.xdsl_compat.release_erased`) and reports the
+    remarks, each with the top-level op (the kernel) it was made in, in the
+    order the pass made them."""
 
     created: set[Operation] = field(default_factory=set)
     erased: list[Operation] = field(default_factory=list)
+    remarks: list[tuple[Diagnostic, Operation]] = field(default_factory=list)
     listener: PatternRewriterListener = field(init=False)
 
     def __post_init__(self) -> None:
-        self.listener = PatternRewriterListener(
-            operation_insertion_handler=[self.created.add], operation_removal_handler=[self.erased.append]
+        # Handlers that hold the collections, not the tracker: no reference
+        # cycle (the compile runs with the cyclic collector paused).
+        self.listener = PassListener(
+            operation_insertion_handler=[self.created.add],
+            operation_removal_handler=[self.erased.append],
+            remark_handler=[_remark_into(self.remarks)],
         )
+
+
+def _remark_into(remarks: list[tuple[Diagnostic, Operation]]) -> Callable[[Operation, str], None]:
+    """A remark handler appending ``(diagnostic, kernel)`` to ``remarks``:
+    the diagnostic is made at once, while the op is in its block (a pass may
+    erase it next); ``kernel`` is the op's ancestor at the top level of the
+    module (its ``func.func``; the op itself at the top level)."""
+
+    def handle(op: Operation, message: str) -> None:
+        from fetchc.frontend.locations import op_error
+
+        d = op_error(op, message, severity="remark")
+        if d.loc is not None:
+            d.op = None  # located: rendering needs no op path, and the op (erased next) is freed
+        kernel = op
+        while (parent := kernel.parent_op()) is not None and parent.parent_op() is not None:
+            kernel = parent
+        remarks.append((d, kernel))
+
+    return handle
 
 
 class FetchcPass(ModulePass):

@@ -27,9 +27,12 @@ Two patterns, one per op it rewrites:
   cast, the fetch of the block scales (also on sub, one scale per block as
   ``fetch-split-scaling`` reads them, right after the staging fetch; nvfp4:
   with its cast to ``f32``), ``rngd.block_scale`` and (nvfp4)
-  ``rngd.tensor_scale``.  The values are those of the split on main:
+  ``rngd.tensor_scale``, and for a ``bf16`` result the Cast Engine's
+  ``rngd.cast``.  The values are those of the split on main:
   ``(E2M1[code] × f32(bscale)) × gscale``, since every e2m1 value is exact
-  in ``f8E4M3FN``.
+  in ``f8E4M3FN``.  The block scales stay in lockstep here (on the sub unit,
+  beside the staged codes): the VRF staging of ``fetch-split-scaling`` is
+  for main-context decodes.
 
 The SSA value of each scratch buffer is named after its MANIFEST tensor
 (``%scratch0``, ``%scratch1``, ... in program order:

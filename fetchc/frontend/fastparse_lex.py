@@ -111,7 +111,7 @@ _STREAM = re.compile(
 )
 # `memref<4x8xf32` (the shape and the element type; `>` or `,` follows).
 _MEMREF = re.compile(r"memref<((?:(?:[0-9]+|\?)x)*)([a-zA-Z_][a-zA-Z0-9_$.]*)", re.ASCII)
-_REGFILE = re.compile(r"!rngd\.(trf|vrf)<[ ]*([a-zA-Z_][a-zA-Z0-9_$.]*)[ ]*>", re.ASCII)
+_REGFILE = re.compile(r"!rngd\.(trf|vrf)<[ ]*(?:\[([0-9 ,]*)\][ ]*,[ ]*)?([a-zA-Z_][a-zA-Z0-9_$.]*)[ ]*>", re.ASCII)
 # Spellings handed to xDSL's parser, memoised: their keyword or prefix.
 _DELEGATED_ATTRS = ("affine_map", "strided", "array")
 # An `affine_map<...>` without nested `<` (`->` is its arrow): where
@@ -411,14 +411,24 @@ class AttrLexer:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        elem = self._scalar(found.group(2))
+        elem = self._scalar(found.group(3))
         if elem is None:
             raise Fallback("register-file element")
         from fetchc.dialects.rngd import TrfType, VrfType
 
         cls = TrfType if found.group(1) == "trf" else VrfType
         self._registered(cls.name, cls)
-        self.memo[key] = made = cls.new((elem,))
+        dims = found.group(2)
+        if (cls is VrfType) != (dims is not None):
+            raise Fallback("!rngd.trf takes no shape, !rngd.vrf needs one")  # xDSL's parser says which
+        if dims is None:
+            made = cls.new((elem,))
+        else:
+            parts = dims.split(",")
+            if any(not p.strip() or p.strip().count(" ") for p in parts) or any(int(p) < 1 for p in parts):
+                raise Fallback("VRF shape")
+            made = cls.new((ArrayAttr([IntAttr(int(p)) for p in parts]), elem))
+        self.memo[key] = made
         return made
 
     def _registered(self, name: str, cls: _AttrClass) -> None:

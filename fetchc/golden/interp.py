@@ -57,10 +57,13 @@ Op semantics
   ``bscale[i_0, ..., i_{r-2}, i_{r-1} // block]`` where
   ``(i_0, ..., i_{r-1}) = map(t, p)`` is the index the codes'
   ``fetch.fetch`` reads (one scale per block along the memref's last axis).
+  A ``bf16`` result is that ``f32`` narrowed by the Cast Engine
+  (:func:`fetchc.golden.rngd_ops.narrow`).
 * ``rngd.switch``, ``rngd.collect`` (its flit form a row-major reshape),
-  ``rngd.to_trf``, ``rngd.to_vrf``,
-  ``rngd.transpose``, ``rngd.commit``, ``rngd.block_scale``,
-  ``rngd.tensor_scale``: as :mod:`fetchc.golden.rngd_ops` defines them (the
+  ``rngd.to_trf``, ``rngd.to_vrf``, ``rngd.transpose``, ``rngd.commit``,
+  ``rngd.block_scale`` (scales from a stream or a VRF tensor),
+  ``rngd.tensor_scale``, ``rngd.cast``: as
+  :mod:`fetchc.golden.rngd_ops` defines them (the
   one definition ``fetchc run`` uses too); ``rngd.commit`` writes into the
   memref array in place.  ``rngd.scratch``: a new array of
   zeros of its memref's shape (the compiler's own DM buffer; a commit fills
@@ -120,6 +123,7 @@ from fetchc.dialects.fetch import (
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
+    CastEngineOp,
     CollectOp,
     CommitOp,
     ScratchOp,
@@ -128,6 +132,7 @@ from fetchc.dialects.rngd import (
     ToTrfOp,
     ToVrfOp,
     TransposeOp,
+    VrfType,
 )
 from fetchc.golden import rngd_ops
 from fetchc.golden.engine import (
@@ -533,7 +538,10 @@ class FetchcFunctions(InterpreterFunctions):
                     f"fetch.dequant: block-scale index {r} reaches {a.max()}, but the memref has {scale_shape[r]}"
                 )
         g = args[2] if len(args) > 2 else None
-        return (_stream(dequant_rngd(codes, bscale[sidx], g, fmt), op.result.type, op.name),)
+        out = dequant_rngd(codes, bscale[sidx], g, fmt)
+        if op.result_element == target.BF16:
+            out = rngd_ops.narrow(out)
+        return (_stream(out, op.result.type, op.name),)
 
     # ---- rngd ----------------------------------------------------------
     @impl(SwitchOp)
@@ -579,9 +587,13 @@ class FetchcFunctions(InterpreterFunctions):
     @impl(BlockScaleOp)
     def run_block_scale(self, interpreter: Interpreter, op: BlockScaleOp, args: tuple[Any, ...]):
         st = op.scale.type
-        assert isinstance(st, StreamType)
+        assert isinstance(st, (StreamType, VrfType))
         out = rngd_ops.block_scale(np.asarray(args[0]), np.asarray(args[1]), st, op.block.value.data)
         return (_stream(out, op.result.type, op.name),)
+
+    @impl(CastEngineOp)
+    def run_cast_engine(self, interpreter: Interpreter, op: CastEngineOp, args: tuple[Any, ...]):
+        return (_stream(rngd_ops.narrow(np.asarray(args[0])), op.result.type, op.name),)
 
     @impl(TensorScaleOp)
     def run_tensor_scale(self, interpreter: Interpreter, op: TensorScaleOp, args: tuple[Any, ...]):

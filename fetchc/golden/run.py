@@ -46,12 +46,16 @@ What :func:`run_seqbin` does
                             permutation the Transpose Engine applies, so this
                             reinterprets, it moves no data; a tensor committed
                             from it gets a DiagnosticWarning at the op
-   ``rngd.block_scale``     Vector Engine multiply by the block's scale
+   ``rngd.block_scale``     Vector Engine multiply by the block's scale, from
+                            a lockstep stream or a VRF tensor (the stream
+                            ``rngd.to_vrf`` stored, in the values' stream order)
                             (hardware.md §2.2a, §4: ``f32`` scales as they are,
                             ``f8E8M0FNU`` as ``2^(e-127)``; subnormal operands
                             read as zero, subnormal products flush, NaN is
                             ``0x7FC00000``)
    ``rngd.tensor_scale``    the same multiply by the ``f32`` scalar
+   ``rngd.cast``            the Cast Engine's ``f32 → bf16`` (hardware.md §2.6:
+                            the rule of the adapter's cast code 6)
    ``rngd.commit``          the stream's elements in row-major order become the
                             memref's elements in row-major order (the memref's
                             logical shape); the result is returned under the
@@ -112,11 +116,13 @@ from fetchc.diagnostics import Diagnostic, DiagnosticError, DiagnosticWarning
 from fetchc.dialects.fetch_seq import ProgramOp
 from fetchc.dialects.rngd import (
     BlockScaleOp,
+    CastEngineOp,
     CollectOp,
     CommitOp,
     ContractOuterOp,
     TensorScaleOp,
     TransposeOp,
+    VrfType,
 )
 from fetchc.dialects.stream import StreamType
 from fetchc.frontend.locations import loc_text, location_of, op_error
@@ -667,13 +673,27 @@ class _Runner:
             env[op.result] = s
         elif isinstance(op, BlockScaleOp):
             x: _Stream = env.pop(op.input)
-            sc = self.materialise(env.pop(op.scale))
+            vrf = isinstance(op.scale.type, VrfType)  # a VRF tensor may be read again: not consumed
+            scales = env.get(op.scale) if vrf else env.pop(op.scale)
+            if scales is None:  # a VRF tensor passed in as a function argument
+                env[op.result] = _NoValue(op, "its VRF block scales are a function argument, which fetchc run is "
+                                          "not given", x.programs)  # fmt: skip
+                return
+            sc = self.materialise(scales)
             assert sc.arr is not None
-            f = rngd_ops.scale_factors(sc.arr, cast(StreamType, op.scale.type))
+            f = rngd_ops.scale_factors(sc.arr, cast(StreamType | VrfType, op.scale.type))
+            if vrf:  # in the values' stream order: checked against the values' shape
+                f = rngd_ops.vrf_block_scales(f, x.shape[1:], op.block.value.data, (self.slices,))
             x.steps.append((f.reshape(-1), op.block.value.data))
             x.ops.append(op.name)
             x.programs = x.programs + sc.programs
             env[op.result] = x
+        elif isinstance(op, CastEngineOp):
+            s = self.materialise(env.pop(op.input))
+            assert s.arr is not None
+            s.arr = rngd_ops.narrow(s.arr).view(np.uint16)  # the sim encoding of bf16: raw bits
+            s.ops.append(op.name)
+            env[op.result] = s
         elif isinstance(op, TensorScaleOp):
             x = env.pop(op.input)
             g = env.get(op.scale)

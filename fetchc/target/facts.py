@@ -85,7 +85,15 @@ __all__ = [
     "MEMORY_BITS",
     "DequantFormat",
     "DEQUANT_FORMATS",
+    "DEQUANT_RESULTS",
     "dequant_format_for_scale",
+    "VRF_BYTES",
+    "VECTOR_SCALE_TYPES",
+    "CAST_ENGINE",
+    "cast_engine_outputs",
+    "cast_engine_text",
+    "vrf_bytes",
+    "vrf_budget_problem",
     "TABLE_ENTRIES",
     "TABLE_ENTRY_BYTES",
     "TABLE_KEY_BYTES",
@@ -483,19 +491,29 @@ MEMORY_BITS = (4, 8, 16, 32)
 class DequantFormat:
     """A block-scaled 4-bit format: e2m1 codes, one ``scale`` per ``block``
     codes along the input axis (elements), and whether one ``f32`` tensor
-    scale multiplies (``tensor_scale``)."""
+    scale multiplies (``tensor_scale``).  ``vector_scale``: the element type
+    of the scales the Vector Engine reads (hardware.md §4, §4a): ``f32`` for
+    NVFP4 (the adapter's ``f8E4M3FN → f32`` cast widens them), the raw
+    ``f8E8M0FNU`` for MXFP4 (no adapter stage reads e8m0; the Vector Engine
+    decodes ``2^(e-127)``)."""
 
     name: str
     block: int
     scale: ElementType
     tensor_scale: bool
+    vector_scale: ElementType
 
 
 DEQUANT_FORMATS: dict[str, DequantFormat] = {
-    "nvfp4": DequantFormat("nvfp4", 16, F8E4M3FN, True),
-    "mxfp4": DequantFormat("mxfp4", 32, F8E8M0FNU, False),
+    "nvfp4": DequantFormat("nvfp4", 16, F8E4M3FN, True, F32),
+    "mxfp4": DequantFormat("mxfp4", 32, F8E8M0FNU, False, F8E8M0FNU),
 }
 """hardware.md §4: the formats ``fetch.dequant`` decodes, by name."""
+
+DEQUANT_RESULTS: tuple[ElementType, ...] = (F32, BF16)
+"""The element types a ``fetch.dequant`` result may have (ir.md §2): the
+``f32`` of the Vector Engine's products, or ``bf16`` after the Cast Engine
+narrows them (hardware.md §2.6)."""
 
 
 def dequant_format_for_scale(scale: ElementType | None) -> DequantFormat | None:
@@ -504,6 +522,62 @@ def dequant_format_for_scale(scale: ElementType | None) -> DequantFormat | None:
     or more than one, has that scale type."""
     found = [f for f in DEQUANT_FORMATS.values() if f.scale == scale]
     return found[0] if len(found) == 1 else None
+
+
+# --------------------------------------------------------------------------
+# Register files, the Vector Engine and the Cast Engine (hardware.md §2.6)
+# --------------------------------------------------------------------------
+
+VRF_BYTES = 8192
+"""Bytes of vector register file per slice (hardware.md §2.6: 8 KiB; the
+furiosa-opt book's ``Element::SIZE × size_of::<D>() ≤ 8KB``).  The VRF
+tensors of one kernel hold at most this many bytes in a slice."""
+
+VECTOR_SCALE_TYPES: tuple[ElementType, ...] = (F32, F8E8M0FNU)
+"""The block-scale element types ``rngd.block_scale`` reads (hardware.md §4,
+§2.6): ``f32`` (an NVFP4 scale widened by the adapter) and the raw MXFP4
+exponent ``f8E8M0FNU``, which the Vector Engine decodes as ``2^(e-127)``
+(the one operand that is not 32-bit)."""
+
+CAST_ENGINE: dict[ElementType, tuple[ElementType, ...]] = {F32: (BF16,)}
+"""The Cast Engine's narrowings (hardware.md §2.6): input element type →
+the outputs it can produce.  ``f32 → bf16`` only (round to nearest even
+with §2.2a's rules: the adapter's cast code 6)."""
+
+
+def cast_engine_outputs(src: ElementType | None) -> tuple[ElementType, ...]:
+    """What the Cast Engine narrows ``src`` to (:data:`CAST_ENGINE`); ``()``
+    for a type it does not take."""
+    return CAST_ENGINE.get(src, ()) if src is not None else ()
+
+
+def cast_engine_text() -> str:
+    """The Cast Engine's narrowings, for diagnostics: ``"f32 -> bf16"``."""
+    return ", ".join(f"{s.name} -> {_slash_names(outs)}" for s, outs in CAST_ENGINE.items())
+
+
+def vrf_bytes(count: int, elem: ElementType) -> int:
+    """Bytes a VRF tensor of ``count`` elements of ``elem`` holds in one
+    slice (hardware.md §2.6: elements × element bytes, 4-bit types half a
+    byte, rounded up; the flits' padding is dropped)."""
+    return -(-count * flit_bits(elem) // 8)
+
+
+def vrf_budget_problem(sizes: Iterable[tuple[str, int]]) -> str | None:
+    """Why VRF tensors of ``sizes`` (``(name, bytes)`` each, in kernel order)
+    do not fit one slice's VRF, as the rest of a sentence naming every
+    tensor's size and the total; ``None`` when their sum is at most
+    :data:`VRF_BYTES` (hardware.md §2.6: all of a kernel's VRF tensors are
+    counted as live for the whole kernel)."""
+    sizes = list(sizes)
+    total = sum(b for _, b in sizes)
+    if total <= VRF_BYTES:
+        return None
+    listing = ", ".join(f"{name} {b} bytes" for name, b in sizes)
+    return (
+        f"the kernel's VRF tensors hold {total} bytes per slice ({listing}), more than the {VRF_BYTES} bytes "
+        "of one slice's VRF"
+    )
 
 
 # --------------------------------------------------------------------------

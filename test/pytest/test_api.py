@@ -119,7 +119,7 @@ def test_compile_alias_redefined_between_calls():
 def test_compile_every_example(path):
     r = fetchc.compile(path.read_text(), filename=str(path))
     assert r.programs and all(p.name.startswith(("stage_weight/", "dequant_", "decode_", "gemm_i8/", "nchw_", "tile_", "gelu/",
-                                                          "silu_dequant/"))
+                                                          "silu_dequant/", "gemma_mlp_"))
                               for p in r.programs)
 
 

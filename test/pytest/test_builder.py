@@ -130,6 +130,44 @@ def build_nvfp4_dequant_f32():
     return mb.finish()
 
 
+def _gemma_kernel(mb: ModuleBuilder, name: str):
+    return mb.kernel(
+        name,
+        slices=256,
+        codes=Arg(memref([4, 3840], "f4E2M1FN"), slice_dim=0),
+        bscale=Arg(memref([4, 240], "f8E4M3FN"), slice_dim=0),
+        gscale="f32",
+        w=Arg(memref([4, 3840], "bf16"), slice_dim=0),
+    )
+
+
+def build_gemma_nvfp4_mlp_decode():
+    mb = ModuleBuilder()
+    k = _gemma_kernel(mb, "gemma_mlp_decode")
+    codes, bscale, gscale, w = k.args
+    k.fetch_rows(codes, packet=32).dequant(bscale, gscale, to="bf16").commit(w)
+    return mb.finish()
+
+
+def build_gemma_nvfp4_mlp_decode_lockstep():
+    mb = ModuleBuilder()
+    k = _gemma_kernel(mb, "gemma_mlp_lockstep")
+    codes, bscale, gscale, w = k.args
+    c = k.fetch_rows(codes, packet=32)
+    s = k.fetch(bscale, [4, 120], [2], map="(o, p, e) -> (o, p * 2 + e)").cast("f32")
+    c.lookup(to="f8E4M3FN").cast("f32").block_scale(s).tensor_scale(gscale).narrow().commit(w)
+    return mb.finish()
+
+
+def build_gemma_nvfp4_mlp_decode_staged():
+    mb = ModuleBuilder()
+    k = _gemma_kernel(mb, "gemma_mlp_staged")
+    codes, bscale, gscale, w = k.args
+    v = k.fetch(bscale, [4, 30], [8], map="(o, t, e) -> (o, t * 8 + e)", context="sub").cast("f32").collect().to_vrf()
+    k.fetch_rows(codes, packet=32).lookup(to="f8E4M3FN").cast("f32").block_scale(v).tensor_scale(gscale).narrow().commit(w)
+    return mb.finish()
+
+
 def build_nvfp4_weight_decode_stotrf():
     mb = ModuleBuilder()
     k = mb.kernel("stage_weight", codes=memref([256, 512], "f4E2M1FN"), w8=memref([256, 512], "f8E4M3FN"))
@@ -181,6 +219,7 @@ def build_int8_silu_dequant():
 
 EXAMPLES = {
     "f8e5m2_to_bf16_activations": build_f8e5m2_to_bf16_activations,
+    "gemma_nvfp4_mlp_decode": build_gemma_nvfp4_mlp_decode,
     "gelu_f8e4m3_activations": build_gelu_f8e4m3_activations,
     "int8_silu_dequant": build_int8_silu_dequant,
     "int8_zero_point_contract": build_int8_zero_point_contract,
@@ -192,8 +231,18 @@ EXAMPLES = {
 }
 
 
+BY_HAND = {
+    "by_hand/gemma_nvfp4_mlp_decode_lockstep": build_gemma_nvfp4_mlp_decode_lockstep,
+    "by_hand/gemma_nvfp4_mlp_decode_staged": build_gemma_nvfp4_mlp_decode_staged,
+}
+"""The hand-written forms of examples/by_hand/ (the VRF, block scale and Cast
+Engine methods), held to the same byte-for-byte standard."""
+ALL = {**EXAMPLES, **BY_HAND}
+
+
 def test_every_example_has_a_builder():
     assert sorted(EXAMPLES) == sorted(p.stem for p in (REPO / "examples").glob("*.mlir"))
+    assert sorted(BY_HAND) == sorted(f"by_hand/{p.stem}" for p in (REPO / "examples" / "by_hand").glob("*.mlir"))
 
 
 def _text(name: str) -> tuple[str, str]:
@@ -201,10 +250,10 @@ def _text(name: str) -> tuple[str, str]:
     return str(path), path.read_text()
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", sorted(ALL))
 def test_example_seq_bin_is_byte_identical(name):
     filename, text = _text(name)
-    built = EXAMPLES[name]()
+    built = ALL[name]()
     parsed = parse_module(make_context(), text, filename)
     ops, theirs = list(built.walk()), list(parsed.walk())
     assert [op.name for op in ops] == [op.name for op in theirs]
@@ -233,16 +282,16 @@ def _without_locs(manifest):
     )
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", sorted(ALL))
 def test_example_differs_only_in_manifest_locs(name):
     filename, text = _text(name)
-    mine, theirs = fetchc.compile(EXAMPLES[name]()), fetchc.compile(text, filename=filename)
+    mine, theirs = fetchc.compile(ALL[name]()), fetchc.compile(text, filename=filename)
     for kind in (1, 2, 3):  # TABLES, PROGRAMS, STRINGS
         assert _section(mine.seq_bin, kind) == _section(theirs.seq_bin, kind)
     assert mine.seqbin.tables == theirs.seqbin.tables and mine.seqbin.programs == theirs.seqbin.programs
     assert _without_locs(mine.seqbin.manifest) == _without_locs(theirs.seqbin.manifest)
     # Each program's loc is the Python line of its fetch, in the builder function.
-    lines, first = inspect.getsourcelines(EXAMPLES[name])
+    lines, first = inspect.getsourcelines(ALL[name])
     for k in mine.seqbin.manifest.kernels:
         for p in k.programs:
             file, line, col = p.loc.rsplit(":", 2)
@@ -587,7 +636,7 @@ def test_inferred_dequant_and_engine_types():
     assert k.fetch_rows(h, packet=32).contract_outer(gt).type == StreamType("main", [64, 1], [32], f32)
     t = k.fetch_rows(v, packet=32).transpose([32], [64])
     assert t.type == StreamType("main", [32], [64], bf16)
-    assert t.to_vrf().type == VrfType(bf16)
+    assert t.to_vrf().type == VrfType([32, 64], bf16)
 
 
 def test_block_and_tensor_scale():
@@ -600,6 +649,67 @@ def test_block_and_tensor_scale():
     z = y.tensor_scale(g)
     assert z.type == y.type
     z.commit(o)
+
+
+def test_vrf_block_scale_narrow_and_bf16_dequant():
+    # to_vrf infers the VRF tensor's shape (time then packet dims), block_scale
+    # infers the block from a VRF tensor (values / scales), narrow gives bf16.
+    mb, k = _kernel(x=memref([64, 64], "f32"), s=memref([256], "f8E4M3FN"), o=memref([64, 64], "bf16"),
+                    c=memref([4, 64], "f4E2M1FN"), b=memref([4, 4], "f8E4M3FN"), g=f32, w=memref([4, 64], "bf16"))
+    x, s, o, c, b, g, w = k.args
+    v = k.fetch(s, [32], [8], map="(t, e) -> (t * 8 + e)", context="sub").cast("f32").collect().to_vrf()
+    assert v.type == VrfType([32, 8], f32)
+    y = k.fetch_rows(x, packet=64).block_scale(v)
+    assert y.op.block.value.data == 16 and y.type == StreamType("main", [64, 1], [64], f32)
+    n = y.narrow()
+    assert n.type == StreamType("main", [64, 1], [64], bf16) and n.op.name == "rngd.cast"
+    n.commit(o)
+    d = k.fetch_rows(c, packet=64).dequant(b, g, to="bf16")
+    assert d.type == StreamType("main", [4, 1], [64], bf16)
+    d.commit(w)
+    r = fetchc.compile(mb.finish())
+    # the dequant's scales (16 f32, 64 bytes) are staged on the sub unit too
+    assert [p.unit for p in r.programs] == [1, 0, 0, 1]
+
+
+NARROW_I32 = """
+func.func @k(%x: memref<64x32xi8>, %o: memref<64x32xbf16>) {
+  %s = fetch.fetch %x {map = affine_map<(t, p, e) -> (t, p * 32 + e)>} : memref<64x32xi8> -> !fetch.stream<main, [64, 1], [32], i8>
+  %c = fetch.cast %s : !fetch.stream<main, [64, 1], [32], i8> -> !fetch.stream<main, [64, 1], [32], i32>
+  %n = rngd.cast %c : !fetch.stream<main, [64, 1], [32], i32> -> !fetch.stream<main, [64, 1], [32], bf16>
+  rngd.commit %n, %o : !fetch.stream<main, [64, 1], [32], bf16>, memref<64x32xbf16>
+  func.return
+}
+"""
+
+
+def test_narrow_and_vrf_errors_are_the_verifiers():
+    _, k = _kernel(x=memref([64, 32], "i8"), o=memref([64, 32], "bf16"), y=memref([64, 32], "f32"),
+                   s=memref([64], "f32"))
+    x, o, y, s = k.args
+    i32 = k.fetch_rows(x, packet=32).cast()
+    with pytest.raises(DiagnosticError) as e:
+        line = here()
+        i32.narrow()
+    (d,) = e.value.diagnostics
+    assert messages([d]) == messages(text_diagnostics(NARROW_I32))
+    assert "the Cast Engine takes f32 -> bf16 only" in d.message and d.loc == at(line, "narrow(")
+    # 64 scales for 2048 values in blocks of 16 (128 needed): the verifier says how many
+    v = k.fetch(s, [8], [8], map="(t, e) -> (t * 8 + e)", context="sub").to_vrf()
+    f = k.fetch_rows(y, packet=32)
+    with pytest.raises(DiagnosticError) as e:
+        f.block_scale(v, 16)
+    assert "its VRF block scales hold 64 scales (!rngd.vrf<[8, 8], f32>), but 2048 values in blocks of 16 need 128" in (
+        e.value.diagnostics[0].message
+    )
+    # a dequant result other than f32 / bf16
+    _, k2 = _kernel(c=memref([4, 64], "f4E2M1FN"), b=memref([4, 4], "f8E4M3FN"), g=f32)
+    c, b, g = k2.args
+    with pytest.raises(DiagnosticError) as e:
+        k2.fetch_rows(c, packet=64).dequant(b, g, to="f8E4M3FN")
+    assert "'fetch.dequant' op produces f32 or bf16 (bf16: the f32 result narrowed by the Cast Engine), not f8E4M3FN" in (
+        e.value.diagnostics[0].message
+    )
 
 
 def test_fetch_rows_maps_and_shapes():

@@ -286,8 +286,14 @@ def test_kernels_equal_up_to_names_compile_once(through):
 
 def _rename(text: str, rng: random.Random) -> str:
     """The same kernels with other SSA and function names (of other lengths),
-    other indentation and extra comment lines."""
-    names = {n: f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v" for n in set(re.findall(r"%(\w+)", text))}
+    other indentation and extra comment lines: what differs only in names
+    and locations."""
+    names: dict[str, str] = {}
+    for n in sorted(set(re.findall(r"%(\w+)", text))):
+        new = f"{rng.choice('abcxyz')}{rng.randrange(10 ** rng.randrange(1, 6))}v"
+        while new in names.values():  # one new name per name: two names made one would be another kernel
+            new += "x"
+        names[n] = new
     names = {k: v for k, v in names.items() if not k.isdigit()}
     funcs = {f: f"{f}_{rng.randrange(1000)}" for f in re.findall(r"func\.func @(\w+)", text)}
     out = re.sub(r"%(\w+)", lambda m: "%" + names.get(m.group(1), m.group(1)), text)
@@ -637,6 +643,120 @@ def test_a_known_input_is_answered_without_importing_xdsl(command):
     light = {"xdsl", "xdsl.utils", "xdsl.utils.exceptions"}  # VerifyException, the base of fetchc's OpError
     assert "fetchc.compile_cache" in imported and not [m for m in imported if m.startswith("xdsl") and m not in light]
     assert (tmp_path / "a.bin").read_bytes() == fetchc.compile(src.read_text(), filename="in.mlir", cache=False).seq_bin
+
+
+# ------------------- remarks: a kernel that falls back is cached, its remarks replayed
+
+
+def _through_module(cache: KernelCache | None, text: str, name: str):
+    """``(ok, every diagnostic rendered, bytes)`` of compiling ``text``
+    with the default pipeline through ``cache.compile_module`` (None: the
+    uncached compile the command and ``fetchc.compile`` make)."""
+    from fetchc.api import compile_parsed
+    from fetchc.driver import DEFAULT_PIPELINE, parse_pipeline
+    from fetchc.frontend.context import shared_context
+    from fetchc.frontend.parsing import parse_module
+    from fetchc.frontend.render import render_all
+
+    ctx, spec = shared_context(), ",".join(DEFAULT_PIPELINE)
+    passes = parse_pipeline(spec)
+
+    def run(m, checked):
+        return compile_parsed(m, ctx, passes, checked=checked)
+
+    module = parse_module(ctx, text, name)
+    if cache is None:
+        compiled = run(module, False)
+    else:
+        compiled = cache.compile_module(module, spec, passes, run, lambda: parse_module(ctx, text, name))
+    return compiled.ok, render_all(compiled.diagnostics, {name: text}), compiled.data
+
+
+FALLS_BACK = dequant().replace("%w: memref<16x4096xf4E2M1FN>", '%w: memref<16x4096xf4E2M1FN> {rngd.name = "w"}')
+"""An NVFP4 dequant whose 16 KiB of f32 block scales do not fit the VRF's
+8 KiB: fetch-split-scaling keeps the lockstep form and remarks at the dequant."""
+
+
+def _moved(text: str, seed: int, name: str = "weights") -> str:
+    """``text`` renamed (function, SSA values, the ``rngd.name``) and moved
+    (other lines and columns)."""
+    return "// moved\n\n" + _rename(text.replace('"w"', f'"{name}"'), random.Random(seed))
+
+
+def test_a_kernel_that_falls_back_is_cached_with_its_remark_in_process():
+    """Each input, through one cache, gives an uncached compile's bytes and
+    every diagnostic line (the remark at this input's own dequant: line,
+    column, source line; a callsite location's "called from" note with its
+    own positions; remarks of several kernels in kernel order), and every
+    kernel seen before is a hit."""
+    cache = KernelCache()
+    callsite = FALLS_BACK.replace("f32>\n  rngd.commit", 'f32> loc(callsite("f.mlir":3:4 at "g.mlir":5:6))\n  rngd.commit')
+    cases = [
+        ("a.mlir", FALLS_BACK, 1),  # seeds the cache
+        ("b.mlir", _moved(FALLS_BACK, 3), 0),
+        ("c.mlir", _moved(FALLS_BACK, 4) + kernel() + _moved(FALLS_BACK, 5, "v"), 1),  # kernel() is new
+        ("d.mlir", _generic(_moved(FALLS_BACK, 6)), 0),
+        ("e.mlir", callsite, 1),  # another location shape: another key
+        ("f.mlir", _moved(callsite.replace('"f.mlir":3:4', '"f.mlir":9:9'), 7), 0),
+    ]
+    for name, text, new in cases:
+        misses = cache.misses
+        got = _through_module(cache, text, name)
+        assert got == _through_module(None, text, name), name
+        assert cache.misses == misses + new, name
+        lines = got[1].splitlines()
+        remarks = [line for line in lines if ": remark: 'fetch.dequant' op fetches its block scales in lockstep" in line]
+        assert len(remarks) == text.count("fetch.dequant"), got[1]
+        assert all(line.split(":")[0] in (name, "f.mlir", "g.mlir") for line in remarks)  # g.mlir: _generic's
+    assert "note: called from" in _through_module(cache, cases[-1][1], "f.mlir")[1]
+    stored = [e for e in cache._memory.values() if e.remarks]
+    assert len(stored) == 2 and all(len(e.remarks) == 1 for e in stored)
+
+
+def test_a_kernel_that_falls_back_is_cached_with_its_remark_on_disk(command):
+    """The command, cold and warm, on the kernel and on a renamed and moved
+    copy (a kernel-cache hit): the bytes, the status and every line of
+    stderr (the remark, at this input's line) of ``--no-cache``; an input
+    whose compile prints a remark is never answered whole (``inputs/``)."""
+    status, _, err, data = command.agree(FALLS_BACK)
+    assert status == 0 and data and "in.mlir:4:8: remark: 'fetch.dequant' op" in err
+    (entry,) = [p for p in command.entries() if p.suffix == ".fsq"]
+    moved = _moved(FALLS_BACK, 3)
+    status, _, err, _ = command.agree(moved, name="moved.mlir")
+    line = 1 + moved.splitlines().index(next(x for x in moved.splitlines() if "fetch.dequant" in x))
+    assert status == 0 and f"moved.mlir:{line}:" in err and "remark:" in err
+    assert [p for p in command.entries() if p.suffix == ".fsq"] == [entry]  # the copy was a hit
+    assert not [p for p in command.entries() if p.suffix == ".bin"]
+
+
+def test_a_remark_that_names_a_value_keeps_its_kernel_out_of_the_cache(monkeypatch):
+    """A remark whose text names something the key erases (here an SSA
+    name) could not be replayed with this input's names: nothing is stored,
+    and every compile is the uncached one."""
+    from fetchc.passes import split_scaling
+
+    monkeypatch.setattr(split_scaling, "_reads_text", lambda reads, size: f"%c: {reads} reads")
+    cache = KernelCache()
+    for name, text in (("a.mlir", FALLS_BACK), ("b.mlir", FALLS_BACK)):
+        got = _through_module(cache, text, name)
+        assert got == _through_module(None, text, name) and "%c: 1024 reads" in got[1]
+    assert cache.misses == 2 and not cache._memory
+
+
+def test_an_entry_of_another_format_is_a_miss(command):
+    """A ``kernels/`` entry of the format before remarks were stored
+    (``FETCHC-KERNEL-2``: no remark list), in place of the current one, is
+    a miss, and the compile is the uncached one."""
+    plain = command.run(FALLS_BACK, cache=False)
+    command.run(FALLS_BACK)
+    (entry,) = [p for p in command.entries() if p.suffix == ".fsq"]
+    payload = cachedir.read_entry(str(entry), compile_cache._MAGIC)
+    key = entry.stem.encode() + b"\0"
+    assert payload is not None and payload.startswith(key)
+    old = key + payload[len(key) : len(key) + 4] + payload[len(key) + 8 :]  # symbols (none), then the seq.bin
+    assert cachedir.write_entry(str(entry), b"FETCHC-KERNEL-2\0", old)
+    assert compile_cache.KernelCache(disk=True).get(entry.stem) is None
+    assert command.run(FALLS_BACK) == plain
 
 
 def test_renamed_equals_dataclasses_replace():

@@ -55,9 +55,10 @@ def _module(op: str, src: str, dst: str) -> str:
         arg = f"memref<128x{src}>"
     stage = f"%r = fetch.{op} %s" + (", 0" if op == "zp_sub" else "") + f" : {s} -> {d}"
     lines.append(stage)
-    lines.append(f"%t = rngd.to_vrf %r : {d} -> !rngd.vrf<{dst}>")
+    lines.append(f"%t = rngd.to_vrf %r : {d} -> !rngd.vrf<[4, 32], {dst}>")
     body = "\n  ".join(lines)
-    return f"func.func @k(%a: {arg}) -> !rngd.vrf<{dst}> {{\n  {body}\n  func.return %t : !rngd.vrf<{dst}>\n}}\n"
+    v = f"!rngd.vrf<[4, 32], {dst}>"
+    return f"func.func @k(%a: {arg}) -> {v} {{\n  {body}\n  func.return %t : {v}\n}}\n"
 
 
 def _legal(op: str, s: str, d: str) -> bool:
@@ -101,10 +102,10 @@ def test_identity_cast_does_not_count_as_the_cast() -> None:
     # cast i8 -> i32 after an identity cast is the chain's one cast.
     text = _module("cast", "i8", "i8")
     text = text.replace(
-        "%t = rngd.to_vrf %r : !fetch.stream<main, [4], [32], i8> -> !rngd.vrf<i8>",
+        "%t = rngd.to_vrf %r : !fetch.stream<main, [4], [32], i8> -> !rngd.vrf<[4, 32], i8>",
         "%w = fetch.cast %r : !fetch.stream<main, [4], [32], i8> -> !fetch.stream<main, [4], [32], i32>\n"
-        "  %t = rngd.to_vrf %w : !fetch.stream<main, [4], [32], i32> -> !rngd.vrf<i32>",
-    ).replace("!rngd.vrf<i8>", "!rngd.vrf<i32>")
+        "  %t = rngd.to_vrf %w : !fetch.stream<main, [4], [32], i32> -> !rngd.vrf<[4, 32], i32>",
+    ).replace("!rngd.vrf<[4, 32], i8>", "!rngd.vrf<[4, 32], i32>")
     (p,) = fetchc.compile(text).programs
     assert p.type_conversion == target.CAST_CODES[(target.I8, target.I32)]
     # 8 i8 per read: 8 x 4 = 32 bytes of i32, the flit limit (hardware.md §2.2).

@@ -146,14 +146,14 @@ def same(xs, ys) -> bool:
 def test_fetch_through_affine_maps():
     _, m = parse(
         """
-func.func @f(%a: memref<4x8xi8>) -> (!rngd.vrf<i8>, !rngd.vrf<i8>, !rngd.vrf<i8>) {
+func.func @f(%a: memref<4x8xi8>) -> (!rngd.vrf<[8, 4, 1], i8>, !rngd.vrf<[4, 8], i8>, !rngd.vrf<[3, 8], i8>) {
   %t = fetch.fetch %a {map = affine_map<(t0, t1, p0) -> (t1, t0 + p0)>} : memref<4x8xi8> -> !fetch.stream<main, [8, 4], [1], i8>
-  %v = rngd.to_vrf %t : !fetch.stream<main, [8, 4], [1], i8> -> !rngd.vrf<i8>
+  %v = rngd.to_vrf %t : !fetch.stream<main, [8, 4], [1], i8> -> !rngd.vrf<[8, 4, 1], i8>
   %r = fetch.fetch %a {map = affine_map<(t0, p0) -> (3 - t0, p0)>} : memref<4x8xi8> -> !fetch.stream<main, [4], [8], i8>
-  %w = rngd.to_vrf %r : !fetch.stream<main, [4], [8], i8> -> !rngd.vrf<i8>
+  %w = rngd.to_vrf %r : !fetch.stream<main, [4], [8], i8> -> !rngd.vrf<[4, 8], i8>
   %b = fetch.fetch %a {map = affine_map<(t0, p0) -> (1, p0)>} : memref<4x8xi8> -> !fetch.stream<main, [3], [8], i8>
-  %x = rngd.to_vrf %b : !fetch.stream<main, [3], [8], i8> -> !rngd.vrf<i8>
-  func.return %v, %w, %x : !rngd.vrf<i8>, !rngd.vrf<i8>, !rngd.vrf<i8>
+  %x = rngd.to_vrf %b : !fetch.stream<main, [3], [8], i8> -> !rngd.vrf<[3, 8], i8>
+  func.return %v, %w, %x : !rngd.vrf<[8, 4, 1], i8>, !rngd.vrf<[4, 8], i8>, !rngd.vrf<[3, 8], i8>
 }
 """
     )

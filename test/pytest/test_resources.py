@@ -35,6 +35,9 @@ resource = pytest.importorskip("resource")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "examples" / "nvfp4_dequant_f32.mlir"
+QUIET_KERNEL = ROOT / "examples" / "mxfp4_dequant_f32.mlir"
+"""Compiles without a word on stderr (nvfp4_dequant_f32's compile remarks
+that its block scales do not fit the VRF)."""
 
 
 def _limited(mib: int):
@@ -239,7 +242,7 @@ def test_tight_limits_give_one_error_line(tmp_path, how):
     seen = set()
     for mib in range(16, 62, 3):
         env = dict(os.environ, FETCHC_CACHE_DIR=str(tmp_path / f"cache{mib}"))
-        r = subprocess.run(cmd + [str(KERNEL), "-o", str(tmp_path / "out.bin")], preexec_fn=_limited(mib),
+        r = subprocess.run(cmd + [str(QUIET_KERNEL), "-o", str(tmp_path / "out.bin")], preexec_fn=_limited(mib),
                            env=env, capture_output=True, text=True, timeout=300)
         lines = r.stderr.splitlines()
         assert r.returncode in (0, 1), (mib, r.stderr)

@@ -340,7 +340,7 @@ def test_example_int8_silu_dequant():
 def test_every_example_is_covered():
     tested = {"nvfp4_dequant_f32", "mxfp4_dequant_f32", "f8e5m2_to_bf16_activations", "nvfp4_weight_decode_stotrf",
               "tiling_read", "transpose_nchw_to_whcn", "int8_zero_point_contract", "gelu_f8e4m3_activations",
-              "int8_silu_dequant"}  # fmt: skip
+              "int8_silu_dequant", "gemma_nvfp4_mlp_decode"}  # test_vrf_split.py runs the Gemma decode  # fmt: skip
     assert {p.stem for p in EXAMPLES.glob("*.mlir")} == tested
 
 
@@ -641,12 +641,14 @@ def test_sim_arg_and_reshape(tmp_path, capsys):
         assert z.files == ["dq/0", "dq/1"]
         assert z["dq/0"].shape == (4, 4, 32)  # time [4, 4], packet [32]
         assert_bits(z["dq/0"], e2m1(codes).reshape(4, 4, 32))  # lookup + cast: E2M1 exactly, in f32
-        assert z["dq/1"].shape == (4, 4, 2)  # the block scales: time [4, 4], packet [2]
-        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 4, 2))
+        # the block scales, staged through the sub unit into the VRF (hardware.md §4a):
+        # the same sequence as one per block of the codes' stream, time [4], packet [8]
+        assert z["dq/1"].shape == (4, 8)
+        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 8))
     one = tmp_path / "one.npy"
     rc, err = _cli(["sim", str(binp), "--arg", f"s={tmp_path / 's.npy'}", "--program", "dq/1", "-o", str(one)], capsys)
     assert (rc, err) == (0, "")  # only the tensors the chosen program reads are needed
-    assert_bits(np.load(one), e4m3_to_f32(s).reshape(4, 4, 2))
+    assert_bits(np.load(one), e4m3_to_f32(s).reshape(4, 8))
     # --dm gives the same shapes: the image laid out by hand (codes at 0, scales at the next 64 bytes)
     image = np.zeros(256 + 32, np.uint8)
     image[:256] = pack(codes).reshape(-1)
@@ -655,8 +657,8 @@ def test_sim_arg_and_reshape(tmp_path, capsys):
     rc, err = _cli(["sim", str(binp), "--dm", str(tmp_path / "dm.bin"), "-o", str(out)], capsys)
     assert (rc, err) == (0, "")
     with np.load(out) as z:
-        assert z["dq/0"].shape == (4, 4, 32) and z["dq/1"].shape == (4, 4, 2)
-        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 4, 2))
+        assert z["dq/0"].shape == (4, 4, 32) and z["dq/1"].shape == (4, 8)
+        assert_bits(z["dq/1"], e4m3_to_f32(s).reshape(4, 8))
 
 
 @pytest.mark.parametrize(

@@ -597,6 +597,7 @@ class _Reference:
             "fetch.convert": self.convert, "fetch.zp_sub": self.zp_sub, "fetch.dequant": self.dequant,
             "rngd.switch": self.same, "rngd.collect": self.collect, "rngd.to_trf": self.same, "rngd.to_vrf": self.same,
             "rngd.transpose": self.transpose, "rngd.commit": self.commit, "rngd.contract_outer": self.contract_outer,
+            "rngd.block_scale": self.block_scale, "rngd.tensor_scale": self.tensor_scale, "rngd.cast": self.narrow,
             "arith.constant": self.constant, "func.return": self.ret,
         }  # fmt: skip
         for op in self.f.body.blocks.first.ops:
@@ -682,7 +683,33 @@ class _Reference:
             val = vmul(vmul(x, scale), np.float32(ins[2]))
         else:
             val = vmul(x, e8m0_f32(scale.view(np.uint8)))
+        if ename(op.results[0].type.element_type) == "bf16":  # then the Cast Engine (hardware.md §2.6)
+            val = f32_to_bf16(val)
         self.env[op.results[0]] = val
+
+    def block_scale(self, op, ins) -> None:
+        """x times its block's scale: scale j for the j-th block of ``block``
+        consecutive values of x flattened time-major, whether the scales are a
+        lockstep stream or a VRF tensor (hardware.md §2.6, §4a); e8m0 decoded
+        as 2^(e-127)."""
+        x, sc = ins
+        if x is None or sc is None:
+            self.env[op.results[0]] = None
+            return
+        block = op.properties["block"].value.data
+        s = np.ascontiguousarray(sc).reshape(-1)
+        if s.dtype == np.dtype(ml_dtypes.float8_e8m0fnu):
+            s = e8m0_f32(s.view(np.uint8))
+        xs = np.ascontiguousarray(x)
+        assert xs.size == s.size * block, (xs.shape, s.shape, block)
+        self.env[op.results[0]] = vmul(xs.reshape(-1, block), s[:, None]).reshape(xs.shape)
+
+    def tensor_scale(self, op, ins) -> None:
+        self.env[op.results[0]] = None if ins[0] is None else vmul(ins[0], np.float32(ins[1]))
+
+    def narrow(self, op, ins) -> None:
+        """rngd.cast, the Cast Engine's f32 -> bf16 (hardware.md §2.6)."""
+        self.env[op.results[0]] = None if ins[0] is None else f32_to_bf16(ins[0])
 
     def same(self, op, ins) -> None:
         """rngd.switch / collect / to_trf / to_vrf: the values unchanged."""
@@ -895,11 +922,12 @@ def expected_programs(module, fn: str, bases: dict[int, int]) -> dict[str, dict]
             sconsts[-1] = consts[-1] // block
             selem = ename(smt.element_type)
             sst = [("cast", selem, "f32", None)] if fmt == "nvfp4" else []
-            out[f"{fn}/{k + 1}"] = _named(f"{fn}/{k + 1} (block scales)", 
+            lock = _named(f"{fn}/{k + 1} (block scales)",
                 ctx="main", elem=selem, out="f32" if fmt == "nvfp4" else selem, base=bases[params.index(dq.operands[1])],
                 shape=sshape, strides=sstrides, offset=soffset, coeffs=scoeffs, consts=sconsts, time=st.time,
                 packet=st.packet[:-1] + (st.packet[-1] // block,), stages=sst,
             )
+            out[f"{fn}/{k + 1}"] = {**lock, STAGED: True}
             k += 2
             continue
         while len(users) == 1 and users[0].name in ("fetch.table_lookup", "fetch.cast", "fetch.convert", "fetch.zp_sub"):
@@ -919,11 +947,56 @@ def expected_programs(module, fn: str, bases: dict[int, int]) -> dict[str, dict]
     return out
 
 
+STAGED = "staged scales allowed"
+"""Marks the expected fields of a dequant's block-scale program: the lockstep
+main-context fetch (hardware.md §4), which the compiled program must equal,
+unless it is the staged form of §4a (:func:`check_staged_scales`)."""
+
+
+def nest_addresses(base: int, limits, strides, bits: int) -> np.ndarray:
+    """The DM byte address of every element a loop nest reads, in hardware
+    order (hardware.md §3: ``base + Σ i_k · stride_k`` elements, entry 0
+    outermost); 4-bit element ``e`` at byte ``e / 2`` (times 2 stays exact)."""
+    offs = np.zeros((), dtype=np.int64)
+    for n, st in zip(limits, strides):
+        offs = offs[..., None] + np.arange(n, dtype=np.int64) * st
+    return base * 8 + offs.reshape(-1) * bits
+
+
+def check_staged_scales(p, want: dict) -> None:
+    """hardware.md §4a: the block scales staged once through the sub Fetch
+    Unit: a ``sub`` program with the lockstep fetch's element types and
+    stages, 8-byte reads (the packet a whole number of them), its flit count
+    from its packet, reading exactly the DM addresses the lockstep fetch
+    ``want`` reads, in the same order."""
+    bits = BITS[want["in_dtype"]]
+    assert p.unit == 1, f"program {p.name}: block scales on unit {p.unit}"
+    for f in ("in_dtype", "out_dtype"):
+        assert getattr(p, f).name == want[f], f"program {p.name}: {f} {getattr(p, f)} vs {want[f]}"
+    for f in ("stages", "type_conversion", "zero_point0", "num_zero_points", "zp_mode"):
+        assert getattr(p, f) == want[f], f"program {p.name}: {f} {getattr(p, f)} vs {want[f]}"
+    assert p.table is None, f"program {p.name}: a table on the sub unit"
+    assert p.fetch_size == 8 and (p.packet_size * bits) % 64 == 0, f"program {p.name}: sub reads {p.fetch_size}, packet {p.packet_size}"
+    assert p.words_per_packet == p.packet_size * bits // 64, f"program {p.name}: words_per_packet {p.words_per_packet}"
+    out_bits = BITS[want["out_dtype"]]
+    assert p.flit_count == -(-p.packet_size * out_bits // 256), f"program {p.name}: flit_count {p.flit_count}"
+    assert len(p.limits) <= 8 and all(1 <= n <= MAX_ENTRY for n in p.limits), p
+    got = nest_addresses(p.base, p.limits, p.strides, bits)
+    lock = nest_addresses(want["base"], want["limits"], want["strides"], bits)
+    assert got.shape == lock.shape and (got == lock).all(), (
+        f"program {p.name}: the staged scales are not the lockstep sequence (hardware.md §4a)"
+    )
+
+
 def check_register_blocks(sb: seqbin.SeqBin, mine, expected: dict[str, dict]) -> None:
     """Every compiled program's fields equal the ones derived here, and stay
-    within the hardware's limits."""
+    within the hardware's limits (a dequant's block scales: the lockstep
+    fetch, or the same sequence staged on the sub unit)."""
     for p in mine:
-        want = expected[p.name]
+        want = dict(expected[p.name])
+        if want.pop(STAGED, False) and p.unit == 1:
+            check_staged_scales(p, want)
+            continue
         got = {f: getattr(p, f, None) for f in want}
         got["in_dtype"], got["out_dtype"] = p.in_dtype.name, p.out_dtype.name
         got["table_function"] = None if p.table is None else sb.tables[p.table].function
@@ -1359,6 +1432,8 @@ def check_decodes(module, fn: str, args: list, out: Outcome) -> int:
                 gv = dq.operands[2]
                 g = args[mem_of[gv]] if gv in mem_of else np.float32(gv.owner.properties["value"].value.data)
             want = fp4_decode(raw, sraw, fmt, g, tuple(mt.get_shape()))
+            if ename(dq.results[0].type.element_type) == "bf16":  # narrowed by the Cast Engine (hardware.md §2.6)
+                want = f32_to_bf16(want)
             assert_same(got, want.reshape(got.shape), f"@{fn}: {fmt} decode (g = {g}) vs the hand-written formula")
         elif stages and "fn" in stages[0].properties and len(stages) <= 2:  # a function table, maybe widened
             s = ename(mt.element_type)

@@ -196,6 +196,11 @@ class Profile:
     Off for the tests that pass inputs by SSA name."""
 
 
+VRF_BUDGET = 8192
+"""Bytes of VRF tensors one kernel may hold in a slice (hardware.md §2.6): a
+``rngd.to_vrf`` that would cross it becomes a ``rngd.to_trf``, and a
+re-fetch that would is dropped."""
+
 DM_BUDGET = 3 << 17
 """Bytes of tensors one generated kernel may take: three quarters of one
 slice's 512 KiB of DM (hardware.md §1a), leaving room for the placement's
@@ -342,6 +347,21 @@ def stream_t(ctx: str, time, packet, elem: str) -> str:
     return f"!fetch.stream<{ctx}, [{', '.join(map(str, time))}], [{', '.join(map(str, packet))}], {elem}>"
 
 
+def vrf_t(stream: str) -> str:
+    """The ``!rngd.vrf`` type ``rngd.to_vrf`` makes of the stream type
+    ``stream`` (its time dims then packet dims, its element type)."""
+    m = re.fullmatch(r"!fetch\.stream<\w+, \[([0-9, ]*)\], \[([0-9, ]*)\], (.+)>", stream)
+    assert m is not None, stream
+    dims = [d for d in (m.group(1) + ", " + m.group(2)).split(", ") if d]
+    return f"!rngd.vrf<[{', '.join(dims)}], {m.group(3)}>"
+
+
+def vrf_bytes(n: int, elem: str) -> int:
+    """Bytes a VRF tensor of ``n`` elements of ``elem`` takes (hardware.md
+    §2.6: elements × element bytes, 4-bit types half a byte)."""
+    return -(-n * BITS.get(elem, 8) // 8)
+
+
 def memref_t(shape, elem: str, layout: str | None = None) -> str:
     dims = "x".join("?" if d is None else str(d) for d in shape)
     return f"memref<{dims}x{elem}{', ' + layout if layout else ''}>"
@@ -471,8 +491,8 @@ def _render_commit(c: Chain, k: int, cur: str, cur_t: str, elem: str, numel: int
         rt = stream_t("main", shape[:-1], [last], elem)
         props = f"base = {base} : i64"
     out.body.append(f"%rf{k} = fetch.fetch %o{k} {{{props}}} : {mt} -> {rt}")
-    out.body.append(f"%rv{k} = rngd.to_vrf %rf{k} : {rt} -> !rngd.vrf<{elem}>")
-    out.results.append((f"%rv{k}", f"!rngd.vrf<{elem}>"))
+    out.body.append(f"%rv{k} = rngd.to_vrf %rf{k} : {rt} -> {vrf_t(rt)}")
+    out.results.append((f"%rv{k}", vrf_t(rt)))
 
 
 def render_chain(c: Chain, k: int, index: dict[int, int], weights: set[int], out: _Out) -> None:
@@ -518,9 +538,10 @@ def render_chain(c: Chain, k: int, index: dict[int, int], weights: set[int], out
     elif c.consumer in ("to_trf", "to_vrf"):
         kind = c.consumer[3:]
         name = f"%trf{k}" if id(c) in weights and kind == "trf" else f"%r{k}"
-        out.body.append(f"{name} = rngd.{c.consumer} {cur} : {cur_t} -> !rngd.{kind}<{elem}>")
+        rf_t = vrf_t(cur_t) if kind == "vrf" else f"!rngd.trf<{elem}>"
+        out.body.append(f"{name} = rngd.{c.consumer} {cur} : {cur_t} -> {rf_t}")
         if name == f"%r{k}":
-            out.results.append((name, f"!rngd.{kind}<{elem}>"))
+            out.results.append((name, rf_t))
     if c.extra_use:
         cur, cur_t, elem, numel = before
         out.args.append(f"%x{k}: {memref_t([numel], elem)}")
@@ -656,6 +677,7 @@ class Generator:
         self.p = profile
         self.next_addr = 0
         self.commit_bytes = 0
+        self.vrf_used = 0  # bytes of the kernel's VRF tensors so far
 
     # -- DM addresses ------------------------------------------------------
 
@@ -1025,6 +1047,11 @@ class Generator:
             time, packet = factorisation(ch, n)
             c.transpose = (time, packet)
         c.consumer = ch.choice(["commit", "commit", "commit", "to_trf", "to_vrf"])
+        if c.consumer == "to_vrf":
+            if self.vrf_used + vrf_bytes(n, elem) > VRF_BUDGET:
+                c.consumer = "to_trf"
+            else:
+                self.vrf_used += vrf_bytes(n, elem)
         if c.consumer == "commit":
             self.commit(c, time, packet, elem, n)
         return before + [c]
@@ -1045,7 +1072,8 @@ class Generator:
         c.commit_shape = shape
         c.commit_layout = strided(strides, offset) if strides is not None else None
         self.commit_bytes += footprint(shape, strides or row_major(shape), offset, BITS.get(elem, 8)) + 64
-        if BITS.get(elem, 0) >= 8 and one_in(ch, 6):
+        if BITS.get(elem, 0) >= 8 and one_in(ch, 6) and self.vrf_used + vrf_bytes(n, elem) <= VRF_BUDGET:
+            self.vrf_used += vrf_bytes(n, elem)
             base = self.place(footprint(shape, strides or row_major(shape), offset, BITS[elem]))
             c.refetch = Refetch(base, max(x for x in divisors(shape[-1]) if x <= 256))
             c.summary += f"; refetch of the committed {memref_t(shape, elem, c.commit_layout)}"
@@ -1058,15 +1086,15 @@ class Generator:
         most 8 times, then dropped), except under ``far_bases``."""
         f = GenFunc(name, dress=self.ch.integer(0, (1 << 31) - 1) if self.p.dress_args else None)
         self.next_addr = self.ch.choice([0, 0, 8, 64, 4096, 1 << 16])
-        self.commit_bytes = 0
+        self.commit_bytes = self.vrf_used = 0
         for _ in range(self.ch.integer(1, self.p.chains)):
             for _attempt in range(8):
-                addr, committed = self.next_addr, self.commit_bytes
+                addr, committed, vrf = self.next_addr, self.commit_bytes, self.vrf_used
                 new = self.chains()
                 if self.p.far_bases or self.next_addr + self.commit_bytes <= DM_BUDGET:
                     f.chains += new
                     break
-                self.next_addr, self.commit_bytes = addr, committed
+                self.next_addr, self.commit_bytes, self.vrf_used = addr, committed, vrf
         return f
 
     def module(self, nfuncs: int | None = None) -> GenModule:

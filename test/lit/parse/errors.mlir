@@ -130,6 +130,26 @@ func.func @zero_point_twice(%a: memref<64x32xi8>) {
 
 // -----
 
+// A VRF tensor type gives its shape: the shapeless spelling of fetchc 0.2 is
+// an error that names the shaped one.
+// CHECK: errors.mlir:[[# @LINE + 3]]:38: error: !rngd.vrf needs its shape: !rngd.vrf<[d0, d1, ...], f32> (the stream rngd.to_vrf stores, its time dims then packet dims)
+func.func @shapeless_vrf(%a: memref<64x16xf32>) {
+  // expected-error @+1 {{!rngd.vrf needs its shape: !rngd.vrf<[d0, d1, ...], f32>}}
+  %s = "test.op"() : () -> !rngd.vrf<f32>
+  func.return
+}
+
+// -----
+
+// CHECK: errors.mlir:[[# @LINE + 3]]:39: error: !rngd.vrf dimensions must be positive, got 0
+func.func @zero_vrf_dim() {
+  // expected-error @+1 {{!rngd.vrf dimensions must be positive, got 0}}
+  %s = "test.op"() : () -> !rngd.vrf<[0, 8], f32>
+  func.return
+}
+
+// -----
+
 // Input that ends in the middle of a function: located at its last token.
 // CHECK: errors.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error:
 func.func @truncated(%a: memref<64x16xi8>, %o: memref<64x16xi8>) {

@@ -1,6 +1,6 @@
 // Round trip of every `rngd` op (switch, collect, commit, to_trf, to_vrf,
-// transpose, contract_outer, block_scale, tensor_scale, scratch), custom and
-// generic.
+// transpose, contract_outer, block_scale with a stream or a VRF tensor,
+// tensor_scale, cast, scratch), custom and generic.
 //
 // RUN: %fetchc -p '' --emit=mlir %s | %fetchc -p '' --emit=mlir | FileCheck %s
 // RUN: %fetchc -p '' --emit=mlir --print-op-generic %s | %fetchc -p '' --emit=mlir | FileCheck %s
@@ -18,7 +18,7 @@
 // CHECK-NEXT: rngd.commit %acc, %out : !fetch.stream<main, [64], [32], i32>, memref<64x32xi32>
 // CHECK-NEXT: %f = fetch.fetch %y : memref<64x16xf32> -> !fetch.stream<main, [64], [16], f32>
 // CHECK-NEXT: %t = rngd.transpose %f : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [16], [64], f32>
-// CHECK-NEXT: %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<f32>
+// CHECK-NEXT: %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<[16, 64], f32>
 // CHECK-NEXT: %k = fetch.fetch %w : memref<32x8xf8E4M3FN> -> !fetch.stream<sub, [32], [8], f8E4M3FN>
 // CHECK-NEXT: %r = rngd.to_trf %k : !fetch.stream<sub, [32], [8], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
 // GENERIC-LABEL: "func.func"() <{sym_name = "engines"
@@ -27,10 +27,10 @@
 // GENERIC-NEXT: %acc = "rngd.contract_outer"(%co, %trf) : (!fetch.stream<main, [64], [32], i9>, !rngd.trf<i8>) -> !fetch.stream<main, [64], [32], i32>
 // GENERIC-NEXT: "rngd.commit"(%acc, %out) : (!fetch.stream<main, [64], [32], i32>, memref<64x32xi32>) -> ()
 // GENERIC: %t = "rngd.transpose"(%f) : (!fetch.stream<main, [64], [16], f32>) -> !fetch.stream<main, [16], [64], f32>
-// GENERIC-NEXT: %v = "rngd.to_vrf"(%t) : (!fetch.stream<main, [16], [64], f32>) -> !rngd.vrf<f32>
+// GENERIC-NEXT: %v = "rngd.to_vrf"(%t) : (!fetch.stream<main, [16], [64], f32>) -> !rngd.vrf<[16, 64], f32>
 // GENERIC: %r = "rngd.to_trf"(%k) : (!fetch.stream<sub, [32], [8], f8E4M3FN>) -> !rngd.trf<f8E4M3FN>
 func.func @engines(%x: memref<64x32xi8>, %trf: !rngd.trf<i8>, %out: memref<64x32xi32>,
-                   %y: memref<64x16xf32>, %w: memref<32x8xf8E4M3FN>) -> (!rngd.vrf<f32>, !rngd.trf<f8E4M3FN>) {
+                   %y: memref<64x16xf32>, %w: memref<32x8xf8E4M3FN>) -> (!rngd.vrf<[16, 64], f32>, !rngd.trf<f8E4M3FN>) {
   %q = fetch.fetch %x : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
   %z = fetch.zp_sub %q, 3 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>
   %sw = rngd.switch %z : !fetch.stream<main, [64], [32], i9> -> !fetch.stream<main, [64], [32], i9>
@@ -39,10 +39,33 @@ func.func @engines(%x: memref<64x32xi8>, %trf: !rngd.trf<i8>, %out: memref<64x32
   rngd.commit %acc, %out : !fetch.stream<main, [64], [32], i32>, memref<64x32xi32>
   %f = fetch.fetch %y : memref<64x16xf32> -> !fetch.stream<main, [64], [16], f32>
   %t = rngd.transpose %f : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [16], [64], f32>
-  %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<f32>
+  %v = rngd.to_vrf %t : !fetch.stream<main, [16], [64], f32> -> !rngd.vrf<[16, 64], f32>
   %k = fetch.fetch %w : memref<32x8xf8E4M3FN> -> !fetch.stream<sub, [32], [8], f8E4M3FN>
   %r = rngd.to_trf %k : !fetch.stream<sub, [32], [8], f8E4M3FN> -> !rngd.trf<f8E4M3FN>
-  func.return %v, %r : !rngd.vrf<f32>, !rngd.trf<f8E4M3FN>
+  func.return %v, %r : !rngd.vrf<[16, 64], f32>, !rngd.trf<f8E4M3FN>
+}
+
+// The staged form of the split: scales through the sub Fetch Unit into the
+// VRF, block_scale reading the VRF, the Cast Engine's narrowing to bf16.
+// CHECK-LABEL: func.func @staged(
+// CHECK: %v = rngd.to_vrf %k : !fetch.stream<sub, [8], [8], f32> -> !rngd.vrf<[8, 8], f32>
+// CHECK: %b = rngd.block_scale %x, %v {block = 16 : i64} : !fetch.stream<main, [64], [16], f32>, !rngd.vrf<[8, 8], f32> -> !fetch.stream<main, [64], [16], f32>
+// CHECK-NEXT: %n = rngd.cast %b : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [64], [16], bf16>
+// CHECK-NEXT: rngd.commit %n, %o : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>
+// GENERIC-LABEL: "func.func"() <{sym_name = "staged"
+// GENERIC: %v = "rngd.to_vrf"(%k) : (!fetch.stream<sub, [8], [8], f32>) -> !rngd.vrf<[8, 8], f32>
+// GENERIC: %b = "rngd.block_scale"(%x, %v) <{block = 16 : i64}> : (!fetch.stream<main, [64], [16], f32>, !rngd.vrf<[8, 8], f32>) -> !fetch.stream<main, [64], [16], f32>
+// GENERIC-NEXT: %n = "rngd.cast"(%b) : (!fetch.stream<main, [64], [16], f32>) -> !fetch.stream<main, [64], [16], bf16>
+func.func @staged(%v0: memref<64x16xf32>, %sc: memref<64xf8E4M3FN>, %o: memref<64x16xbf16>) {
+  %s = fetch.fetch %sc {map = affine_map<(t, e) -> (t * 8 + e)>} : memref<64xf8E4M3FN> -> !fetch.stream<sub, [8], [8], f8E4M3FN>
+  %f = fetch.cast %s : !fetch.stream<sub, [8], [8], f8E4M3FN> -> !fetch.stream<sub, [8], [8], f32>
+  %k = rngd.collect %f : !fetch.stream<sub, [8], [8], f32> -> !fetch.stream<sub, [8], [8], f32>
+  %v = rngd.to_vrf %k : !fetch.stream<sub, [8], [8], f32> -> !rngd.vrf<[8, 8], f32>
+  %x = fetch.fetch %v0 : memref<64x16xf32> -> !fetch.stream<main, [64], [16], f32>
+  %b = rngd.block_scale %x, %v {block = 16 : i64} : !fetch.stream<main, [64], [16], f32>, !rngd.vrf<[8, 8], f32> -> !fetch.stream<main, [64], [16], f32>
+  %n = rngd.cast %b : !fetch.stream<main, [64], [16], f32> -> !fetch.stream<main, [64], [16], bf16>
+  rngd.commit %n, %o : !fetch.stream<main, [64], [16], bf16>, memref<64x16xbf16>
+  func.return
 }
 
 // The Vector Engine ops that fetch-split-scaling produces.

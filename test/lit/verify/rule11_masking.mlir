@@ -39,13 +39,13 @@ func.func @unmasked_cast(%a: memref<32x92xi8, strided<[96, 1]>>, %o: memref<32x9
 
 // -----
 
-func.func @unmasked_engine(%a: memref<32x92xf32, strided<[96, 1]>>) -> !rngd.vrf<f32> {
+func.func @unmasked_engine(%a: memref<16x92xf32, strided<[96, 1]>>) -> !rngd.vrf<[16, 96], f32> {
   // expected-error @+1 {{reads padding (#fetch.pad<dim = 1, size = 96>) that reaches 'rngd.to_vrf' unmasked}}
-  %s = fetch.fetch %a {pad = #fetch.pad<dim = 1, size = 96>} : memref<32x92xf32, strided<[96, 1]>> -> !fetch.stream<main, [32], [96], f32>
-  %c = rngd.collect %s : !fetch.stream<main, [32], [96], f32> -> !fetch.stream<main, [32], [96], f32>
+  %s = fetch.fetch %a {pad = #fetch.pad<dim = 1, size = 96>} : memref<16x92xf32, strided<[96, 1]>> -> !fetch.stream<main, [16], [96], f32>
+  %c = rngd.collect %s : !fetch.stream<main, [16], [96], f32> -> !fetch.stream<main, [16], [96], f32>
   // expected-note @+1 {{the padding slots reach this op}}
-  %v = rngd.to_vrf %c : !fetch.stream<main, [32], [96], f32> -> !rngd.vrf<f32>
-  func.return %v : !rngd.vrf<f32>
+  %v = rngd.to_vrf %c : !fetch.stream<main, [16], [96], f32> -> !rngd.vrf<[16, 96], f32>
+  func.return %v : !rngd.vrf<[16, 96], f32>
 }
 
 // -----

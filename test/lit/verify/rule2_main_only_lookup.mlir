@@ -21,11 +21,11 @@ func.func @decode_then_stotrf(%w: memref<64x16xf4E2M1FN>, %dm: memref<64x16xf8E4
 // -----
 
 // Valid: a sub-context stream may still cast.
-func.func @sub_cast(%a: memref<64x8xbf16>) -> !rngd.vrf<f32> {
+func.func @sub_cast(%a: memref<64x8xbf16>) -> !rngd.vrf<[64, 8], f32> {
   %s = fetch.fetch %a : memref<64x8xbf16> -> !fetch.stream<sub, [64], [8], bf16>
   %c = fetch.cast %s : !fetch.stream<sub, [64], [8], bf16> -> !fetch.stream<sub, [64], [8], f32>
-  %v = rngd.to_vrf %c : !fetch.stream<sub, [64], [8], f32> -> !rngd.vrf<f32>
-  func.return %v : !rngd.vrf<f32>
+  %v = rngd.to_vrf %c : !fetch.stream<sub, [64], [8], f32> -> !rngd.vrf<[64, 8], f32>
+  func.return %v : !rngd.vrf<[64, 8], f32>
 }
 
 // -----

@@ -47,13 +47,13 @@ func.func @to_trf_i5(%a: memref<64x32xi4>) -> !rngd.trf<i5> {
 
 // -----
 
-func.func @to_vrf_i9(%a: memref<64x32xi8>) -> !rngd.vrf<i9> {
+func.func @to_vrf_i9(%a: memref<64x32xi8>) -> !rngd.vrf<[64, 32], i9> {
   %q = fetch.fetch %a : memref<64x32xi8> -> !fetch.stream<main, [64], [32], i8>
   // expected-note @+1 {{the i9 stream is produced here by zero-point subtraction}}
   %z = fetch.zp_sub %q, 3 : !fetch.stream<main, [64], [32], i8> -> !fetch.stream<main, [64], [32], i9>
   // expected-error @+1 {{'rngd.to_vrf' op cannot store an i9 stream to the VRF: i9 is the Contraction Engine's staging type}}
-  %v = rngd.to_vrf %z : !fetch.stream<main, [64], [32], i9> -> !rngd.vrf<i9>
-  func.return %v : !rngd.vrf<i9>
+  %v = rngd.to_vrf %z : !fetch.stream<main, [64], [32], i9> -> !rngd.vrf<[64, 32], i9>
+  func.return %v : !rngd.vrf<[64, 32], i9>
 }
 
 // -----
